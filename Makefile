@@ -1,0 +1,30 @@
+# Thin front door; meson builds, the scripts under tests/ run.
+BUILD ?= build
+export VTIER_BUILD_DIR := $(abspath $(BUILD))
+
+.PHONY: all deps build check unit demo bench clean
+
+all: build
+
+deps:
+	scripts/install-deps
+
+$(BUILD)/build.ninja: | deps
+	meson setup $(BUILD) --prefix=/usr --sysconfdir=/etc --localstatedir=/var
+
+build: $(BUILD)/build.ninja
+	meson compile -C $(BUILD)
+
+# Every test: unit tests, then each testbed scenario in a fresh emulated host.
+check: deps
+	tests/check
+
+unit: build
+	meson test -C $(BUILD) --suite unit --print-errorlogs
+
+# The main job, live on the built-in testbed.
+demo: build
+	tests/testbed/run tests/testbed/demo.py
+
+clean:
+	rm -rf $(BUILD)

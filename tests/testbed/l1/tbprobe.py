@@ -1,0 +1,214 @@
+"""Ground truth of where a guest's pages live: guest-physical address -> QEMU
+virtual address (HMP gpa2hva, through QMP or libvirt) -> host node (a
+move_pages query). Test-only; shares no code with vtierd on purpose."""
+
+import ctypes
+import errno
+import json
+import os
+import re
+import socket
+import struct
+
+PAGE = 4096
+CHUNK = 2 << 20  # translate per 2 MiB; a chunk that is not linear goes per page
+
+
+class ProbeError(Exception):
+    pass
+
+
+class Qmp:
+    """A QMP client on a unix socket, one command at a time."""
+
+    def __init__(self, path, timeout=5.0):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        try:
+            self.sock.connect(path)
+            self.buf = b""
+            greeting = self._read()
+        except (OSError, socket.timeout) as e:
+            self.sock.close()
+            raise ProbeError(f"QMP socket {path}: {e or 'no greeting (held by another client?)'}")
+        if "QMP" not in greeting:
+            raise ProbeError(f"QMP socket {path}: not a QMP greeting: {greeting}")
+        self.execute("qmp_capabilities")
+
+    def _read(self):
+        while b"\n" not in self.buf:
+            data = self.sock.recv(65536)
+            if not data:
+                raise ProbeError("QMP socket closed")
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def execute(self, command, **arguments):
+        msg = {"execute": command}
+        if arguments:
+            msg["arguments"] = arguments
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+        while True:
+            reply = self._read()
+            if "event" in reply:
+                continue
+            if "error" in reply:
+                raise ProbeError(f"QMP {command}: {reply['error'].get('desc')}")
+            return reply["return"]
+
+    def hmp(self, line):
+        return self.execute("human-monitor-command", **{"command-line": line})
+
+    def close(self):
+        self.sock.close()
+
+
+class LibvirtMonitor:
+    """The monitor of a libvirt domain (libvirt holds its QMP socket)."""
+
+    def __init__(self, domain):
+        import libvirt
+        import libvirt_qemu
+        self._qemu = libvirt_qemu
+        self._hmp_flag = libvirt_qemu.VIR_DOMAIN_QEMU_MONITOR_COMMAND_HMP
+        self.conn = libvirt.open("qemu:///system")
+        self.dom = self.conn.lookupByName(domain)
+
+    def hmp(self, line):
+        return self._qemu.qemuMonitorCommand(self.dom, line, self._hmp_flag)
+
+    def close(self):
+        self.conn.close()
+
+
+def qmp_sockets_of(pid):
+    """The QMP unix sockets on a bare QEMU's command line."""
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        args = f.read().decode().split("\0")
+    out = []
+    for i, a in enumerate(args[:-1]):
+        if a == "-qmp" and args[i + 1].startswith("unix:"):
+            out.append(args[i + 1][5:].split(",")[0])
+    return out
+
+
+def libvirt_domain_of(pid):
+    for entry in os.listdir("/run/libvirt/qemu") if os.path.isdir("/run/libvirt/qemu") else []:
+        if entry.endswith(".pid"):
+            with open(f"/run/libvirt/qemu/{entry}") as f:
+                if f.read().strip() == str(pid):
+                    return entry[:-4]
+    return None
+
+
+def open_monitor(qmp=None, domain=None, pid=None):
+    """A monitor for the guest: its QMP socket, its libvirt domain, or the
+    first free QMP socket on its command line."""
+    if qmp:
+        return Qmp(qmp)
+    if domain:
+        return LibvirtMonitor(domain)
+    dom = libvirt_domain_of(pid)
+    if dom:
+        return LibvirtMonitor(dom)
+    errors = []
+    for path in reversed(qmp_sockets_of(pid)):
+        try:
+            return Qmp(path, timeout=2.0)
+        except ProbeError as e:
+            errors.append(str(e))
+    raise ProbeError(f"no usable QMP socket for pid {pid}: {'; '.join(errors) or 'none on its command line'}")
+
+
+def monitor_pid(mon):
+    """The QEMU process behind a monitor: the QMP socket's peer, or the
+    pid file libvirt keeps."""
+    if isinstance(mon, Qmp):
+        creds = mon.sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", creds)[0]
+    with open(f"/run/libvirt/qemu/{mon.dom.name()}.pid") as f:
+        return int(f.read())
+
+
+_GPA2HVA = re.compile(r"is (0x[0-9a-f]+)")
+
+
+def gpa2hva(mon, gpa):
+    out = mon.hmp(f"gpa2hva 0x{gpa:x}")
+    m = _GPA2HVA.search(out)
+    return int(m.group(1), 16) if m else None
+
+
+def translate(mon, gpas):
+    """{gpa: hva or None} for page-aligned gpas, one gpa2hva per 2 MiB chunk
+    where the chunk maps linearly (checked at both ends)."""
+    by_chunk = {}
+    for g in gpas:
+        by_chunk.setdefault(g // CHUNK, []).append(g)
+    out = {}
+    for chunk, pages in by_chunk.items():
+        first, last = min(pages), max(pages)
+        h0, h1 = gpa2hva(mon, first), gpa2hva(mon, last)
+        if h0 is not None and h1 is not None and h1 - h0 == last - first:
+            for g in pages:
+                out[g] = h0 + (g - first)
+        else:
+            for g in pages:
+                out[g] = gpa2hva(mon, g)
+    return out
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_SYS_move_pages = 279  # x86_64
+
+
+def nodes_of(pid, addrs):
+    """Host node of each address (move_pages with no target: a query), or a
+    negative errno (-ENOENT: not present, -EFAULT: not mapped)."""
+    out = []
+    batch = 16384
+    for i in range(0, len(addrs), batch):
+        part = addrs[i:i + batch]
+        n = len(part)
+        pages = (ctypes.c_void_p * n)(*part)
+        status = (ctypes.c_int * n)()
+        rc = _libc.syscall(_SYS_move_pages, ctypes.c_int(pid), ctypes.c_ulong(n), pages,
+                           None, status, ctypes.c_int(0))
+        if rc < 0:
+            e = ctypes.get_errno()
+            raise ProbeError(f"move_pages({pid}): {os.strerror(e)}")
+        out.extend(status)
+    return out
+
+
+def parse_ranges(tokens):
+    """Page addresses of tokens "0xGPA" or "0xGPA+0xBYTES"."""
+    pages = []
+    for t in tokens:
+        start, _, length = t.partition("+")
+        start = int(start, 0) & ~(PAGE - 1)
+        n = max(1, int(length, 0) // PAGE) if length else 1
+        pages.extend(range(start, start + n * PAGE, PAGE))
+    return pages
+
+
+def placement(pid, mon, gpas):
+    """{'pages': n, 'nodes': {node: count}, 'absent': n, 'unmapped': n} and
+    the per-page list [(gpa, hva, node-or-negative-errno)]."""
+    hvas = translate(mon, gpas)
+    mapped = [g for g in gpas if hvas[g] is not None]
+    nodes = nodes_of(pid, [hvas[g] for g in mapped]) if mapped else []
+    per_page = [(g, hvas[g], n) for g, n in zip(mapped, nodes)]
+    summary = {"pages": len(gpas), "nodes": {}, "absent": 0,
+               "unmapped": len(gpas) - len(mapped)}
+    for _, _, n in per_page:
+        if n >= 0:
+            summary["nodes"][str(n)] = summary["nodes"].get(str(n), 0) + 1
+        else:
+            summary["absent"] += 1
+    return summary, per_page
+
+
+def errno_name(n):
+    return errno.errorcode.get(-n, str(n))

@@ -1,0 +1,349 @@
+"""Helpers for testbed scenario scripts, run inside the emulated host (L1).
+
+Python scenarios: sys.path.insert(0, "/usr/lib/vtier-testbed"); import testbed
+Shell scenarios: the `tb` command wraps the same functions.
+"""
+
+import bisect
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import tbprobe
+
+RUN = "/run/tb"
+L2_INITRD = "/usr/lib/vtier-testbed/l2/initrd.cpio.gz"
+RESULTS = "/results"
+# An L2 guest on trixie's kernel and busybox needs ~120 MiB beyond its workload.
+GUEST_OVERHEAD_MIB = 160
+
+
+def log(msg):
+    print(f"tb: {msg}", flush=True)
+
+
+# ---- checks: TAP-like lines; a scenario ends with finish() --------------
+
+_failed = []
+_checks = [0]
+
+
+def check(ok, what):
+    _checks[0] += 1
+    print(f"{'ok' if ok else 'not ok'} {_checks[0]} - {what}", flush=True)
+    if not ok:
+        _failed.append(what)
+    return ok
+
+
+def finish():
+    print(f"tb: {_checks[0] - len(_failed)} of {_checks[0]} checks passed", flush=True)
+    sys.exit(1 if _failed or _checks[0] == 0 else 0)
+
+
+def figure(name, value, unit=""):
+    """A measured figure: printed, and kept in /results/figures.json."""
+    print(f"FIGURE {name} = {value}{(' ' + unit) if unit else ''}", flush=True)
+    path = os.path.join(RESULTS, "figures.json")
+    data = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            data = json.load(f)
+    data[name] = {"value": value, "unit": unit}
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)
+
+
+def wait_for(what, predicate, timeout, interval=1.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+# ---- the host's tiers ----------------------------------------------------
+
+def read(path, default=None):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return default
+
+
+def parse_nodelist(text):
+    nodes = []
+    for part in filter(None, (text or "").split(",")):
+        a, _, b = part.partition("-")
+        nodes.extend(range(int(a), int(b or a) + 1))
+    return nodes
+
+
+def memory_tiers():
+    """{node: tier id}; a higher id is a slower tier."""
+    tiers = {}
+    for d in glob.glob("/sys/devices/virtual/memory_tiering/memory_tier*"):
+        tier = int(re.sub(r".*memory_tier", "", d))
+        for n in parse_nodelist(read(f"{d}/nodelist")):
+            tiers[n] = tier
+    return tiers
+
+
+def hmat(node):
+    base = f"/sys/devices/system/node/node{node}/access0/initiators"
+    keys = ("read_latency", "write_latency", "read_bandwidth", "write_bandwidth")
+    return {k: int(read(f"{base}/{k}", "0")) for k in keys}
+
+
+def node_cpus(node):
+    return parse_nodelist(read(f"/sys/devices/system/node/node{node}/cpulist"))
+
+
+# ---- L2 guests ------------------------------------------------------------
+
+class Guest:
+    """A bare-QEMU L2 guest running vtier-workload, with two QMP sockets: one
+    for the agent under test, one for the placement probe."""
+
+    def __init__(self, name):
+        self.name = name
+        self.log_path = f"{RUN}/{name}.log"
+        self.qmp = f"{RUN}/{name}.qmp"
+        self.probe_qmp = f"{RUN}/{name}.probe.qmp"
+        self.pid_path = f"{RUN}/{name}.pid"
+        self.started = None
+
+    @classmethod
+    def start(cls, name, size, hot, pattern="uniform", mode="read", mem=None, membind=None,
+              preferred=None, verify=60, backend="ram", extra=None):
+        g = cls(name)
+        os.makedirs(RUN, exist_ok=True)
+        mem = mem or size + GUEST_OVERHEAD_MIB
+        wl = {"size": size, "hot": hot, "pattern": pattern, "mode": mode, "verify": verify}
+        wl.update(extra or {})
+        backend_obj = {
+            "ram": f"memory-backend-ram,id=ram0,size={mem}M",
+            "memfd": f"memory-backend-memfd,id=ram0,size={mem}M",
+            "file": f"memory-backend-file,id=ram0,size={mem}M,mem-path=/dev/shm/{name}.ram,share=on",
+        }[backend]
+        kernel = sorted(glob.glob("/boot/vmlinuz-*"))[-1]
+        cmd = []
+        if membind is not None:
+            cmd += ["numactl", f"--membind={membind}"]
+        elif preferred is not None:
+            cmd += ["numactl", f"--preferred={preferred}"]
+        cmd += ["qemu-system-x86_64", "-name", name, "-accel", "kvm", "-cpu", "host",
+                "-smp", "1", "-m", f"{mem}M", "-object", backend_obj,
+                "-machine", "q35,memory-backend=ram0",
+                "-kernel", kernel, "-initrd", L2_INITRD,
+                "-append", "console=ttyS0 quiet panic=-1 mitigations=off vtwl="
+                + ",".join(f"{k}={v}" for k, v in wl.items()),
+                "-display", "none", "-monitor", "none", "-serial", f"file:{g.log_path}",
+                "-qmp", f"unix:{g.qmp},server=on,wait=off",
+                "-qmp", f"unix:{g.probe_qmp},server=on,wait=off",
+                "-pidfile", g.pid_path, "-daemonize", "-nic", "none", "-no-reboot"]
+        for p in (g.log_path, g.pid_path):
+            if os.path.exists(p):
+                os.unlink(p)
+        g.started = time.monotonic()
+        subprocess.run(cmd, check=True)
+        log(f"started guest {name}: {mem} MiB, workload {wl}, pid {g.pid}")
+        return g
+
+    @property
+    def pid(self):
+        return int(read(self.pid_path))
+
+    def alive(self):
+        try:
+            os.kill(self.pid, 0)
+            return True
+        except (OSError, TypeError, ValueError):
+            return False
+
+    def lines(self):
+        text = read(self.log_path, "") or ""
+        return [ln.strip("\r") for ln in text.split("\n")]
+
+    def workload_lines(self):
+        return [ln[ln.index("VTWL "):] for ln in self.lines() if "VTWL " in ln]
+
+    def wait_ready(self, timeout=240):
+        """Waits for the workload's first page sets; returns seconds since start."""
+        def ready():
+            if not self.alive():
+                raise RuntimeError(f"guest {self.name} died:\n" + "\n".join(self.lines()[-20:]))
+            bad = [ln for ln in self.workload_lines() if ln.startswith(("VTWL ERROR", "VTWL EXIT"))]
+            if bad:
+                raise RuntimeError(f"guest {self.name}: {bad[0]}")
+            return self.sets_complete(0)
+        wait_for(f"guest {self.name} to be ready", ready, timeout)
+        secs = time.monotonic() - self.started
+        boot = [ln for ln in self.workload_lines() if ln.startswith("VTWL BOOT")]
+        log(f"guest {self.name} ready {secs:.1f} s after start ({boot[0] if boot else ''})")
+        return secs
+
+    def _sets(self):
+        """{gen: {kind: [tokens]}} of complete sets."""
+        sets, done = {}, set()
+        for ln in self.workload_lines():
+            f = ln.split()
+            kv = dict(x.split("=", 1) for x in f[2:4] if "=" in x)
+            if f[1] == "RANGES":
+                sets.setdefault(int(kv["gen"]), {}).setdefault(kv["kind"], []).extend(f[4:])
+            elif f[1] == "END":
+                done.add((int(kv["gen"]), kv["kind"]))
+        return {g: k for g, k in sets.items() if all((g, kind) in done for kind in k)}
+
+    def sets_complete(self, gen):
+        s = self._sets().get(gen, {})
+        return "hot" in s and "cold" in s
+
+    def latest_gen(self):
+        return max(g for g, k in self._sets().items() if "hot" in k and "cold" in k)
+
+    def ranges(self, kind, gen=None):
+        sets = self._sets()
+        return sets[self.latest_gen() if gen is None else gen][kind]
+
+    def pages(self, kind, gen=None):
+        return tbprobe.parse_ranges(self.ranges(kind, gen))
+
+    def placement(self, kind, gen=None):
+        """The probe's summary for the hot or cold pages: {'nodes': {...}, ...}."""
+        mon = tbprobe.Qmp(self.probe_qmp)
+        try:
+            summary, _ = tbprobe.placement(self.pid, mon, self.pages(kind, gen))
+        finally:
+            mon.close()
+        return summary
+
+    def hvas(self, kind, gen=None):
+        mon = tbprobe.Qmp(self.probe_qmp)
+        try:
+            t = tbprobe.translate(mon, self.pages(kind, gen))
+        finally:
+            mon.close()
+        return sorted(h for h in t.values() if h is not None)
+
+    def verify(self, timeout=300):
+        """Waits for a full checksum pass that starts after now; returns
+        (passes, total_errors, corrupt lines)."""
+        def passes():
+            return [ln for ln in self.workload_lines() if ln.startswith("VTWL VERIFY")]
+        before = len(passes())
+        wait_for(f"guest {self.name} to finish two checksum passes", lambda: len(passes()) >= before + 2
+                 or not self.alive(), timeout)
+        done = passes()
+        total = int(done[-1].split("total_errors=")[1]) if done else -1
+        corrupt = [ln for ln in self.workload_lines() if ln.startswith("VTWL CORRUPT")]
+        return len(done), total, corrupt
+
+    def stop(self):
+        if self.alive():
+            os.kill(self.pid, 15)
+            wait_for(f"guest {self.name} to exit", lambda: not self.alive(), 30, 0.2)
+
+
+def fraction_on(summary, node):
+    return summary["nodes"].get(str(node), 0) / max(1, summary["pages"])
+
+
+def numa_maps_per_node(pid):
+    """Bytes of a process's memory per node, from /proc/PID/numa_maps."""
+    per = {}
+    for ln in (read(f"/proc/{pid}/numa_maps", "") or "").splitlines():
+        ps = 4096
+        m = re.search(r"kernelpagesize_kB=(\d+)", ln)
+        if m:
+            ps = int(m.group(1)) * 1024
+        for n, c in re.findall(r"\bN(\d+)=(\d+)", ln):
+            per[int(n)] = per.get(int(n), 0) + int(c) * ps
+    return per
+
+
+# ---- kernel DAMON (inside L1 only) ----------------------------------------
+
+class Damon:
+    """A kdamond of our own on one process (vaddr), read through the
+    damon_aggregated tracepoint."""
+
+    ADMIN = "/sys/kernel/mm/damon/admin/kdamonds"
+    TRACE = "/sys/kernel/tracing"
+
+    def __init__(self, pid, sample_us=5000, aggr_us=200000, update_us=1000000,
+                 min_nr=10, max_nr=1000):
+        self.pid, self.sample_us, self.aggr_us = pid, sample_us, aggr_us
+        self.update_us, self.min_nr, self.max_nr = update_us, min_nr, max_nr
+
+    @staticmethod
+    def _w(path, value):
+        with open(path, "w") as f:
+            f.write(str(value))
+
+    def start(self):
+        w, k = self._w, self.ADMIN
+        w(f"{k}/nr_kdamonds", 1)
+        c = f"{k}/0/contexts"
+        w(f"{c}/nr_contexts", 1)
+        c += "/0"
+        w(f"{c}/operations", "vaddr")
+        a = f"{c}/monitoring_attrs"
+        w(f"{a}/intervals/sample_us", self.sample_us)
+        w(f"{a}/intervals/aggr_us", self.aggr_us)
+        w(f"{a}/intervals/update_us", self.update_us)
+        w(f"{a}/nr_regions/min", self.min_nr)
+        w(f"{a}/nr_regions/max", self.max_nr)
+        w(f"{c}/targets/nr_targets", 1)
+        w(f"{c}/targets/0/pid_target", self.pid)
+        w(f"{self.TRACE}/buffer_size_kb", 8192)
+        w(f"{self.TRACE}/events/damon/damon_aggregated/enable", 1)
+        w(f"{self.TRACE}/trace", "")
+        w(f"{k}/0/state", "on")
+
+    def stop(self):
+        self._w(f"{self.ADMIN}/0/state", "off")
+        self._w(f"{self.TRACE}/events/damon/damon_aggregated/enable", 0)
+
+    @property
+    def max_accesses(self):
+        return self.aggr_us // self.sample_us
+
+    _LINE = re.compile(r"damon_aggregated: target_id=\d+ nr_regions=(\d+) (\d+)-(\d+): (\d+) (\d+)")
+
+    def snapshots(self):
+        """Complete aggregation snapshots, oldest first: [[(start, end, nr_accesses, age)]]."""
+        snaps, cur, want = [], [], None
+        with open(f"{self.TRACE}/trace") as f:
+            for ln in f:
+                m = self._LINE.search(ln)
+                if not m:
+                    continue
+                nr, s, e, acc, age = map(int, m.groups())
+                if cur and s < cur[-1][1]:
+                    if len(cur) == want:
+                        snaps.append(cur)
+                    cur = []
+                cur.append((s, e, acc, age))
+                want = nr
+        if cur and len(cur) == want:
+            snaps.append(cur)
+        return snaps
+
+
+def accesses_at(snapshot, addrs):
+    """nr_accesses of the region holding each address (None when outside)."""
+    starts = [r[0] for r in snapshot]
+    out = []
+    for a in addrs:
+        i = bisect.bisect_right(starts, a) - 1
+        out.append(snapshot[i][2] if i >= 0 and a < snapshot[i][1] else None)
+    return out

@@ -1,0 +1,301 @@
+/* vtier-workload: runs in an L2 guest of the testbed (as its init's child).
+ *
+ *   vtier-workload size=MiB hot=MiB [pattern=uniform|zipf|seq] [mode=read|write]
+ *                  [hot_at=MiB] [move_at=S] [move_to=MiB] [verify=S] [report=S]
+ *                  [theta=F] [duration=S]
+ *
+ * Allocates `size` MiB, keeps `hot` MiB of it (from `hot_at`) hot with the
+ * given pattern, and after `move_at` seconds moves the hot set to `move_to`.
+ * It prints the guest-physical ranges of the hot and cold pages (from
+ * /proc/self/pagemap) and verifies every page's checksum once per `verify`
+ * seconds, spread evenly so that cold pages stay cold to any access sampler.
+ * Lines on stdout, all starting with "VTWL ":
+ *   READY pages=N hot_pages=H ...          set-up done
+ *   SET gen=G kind=hot|cold pages=N runs=R  then RANGES lines, then END
+ *   RANGES gen=G kind=K 0xGPA+0xBYTES ...   (guest-physical, bytes)
+ *   VERIFY pass=P errors=E total_errors=T   a full checksum pass ended
+ *   CORRUPT page=I word=W                   a page that lost its contents
+ *   STATUS t=S accesses=N                   every `report` seconds
+ */
+#include "wl-core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1024ull * 1024ull)
+#define PAGES_PER_MIB (MIB / WL_PAGE_SIZE)
+
+typedef struct {
+  uint64_t size_mib, hot_mib, hot_at_mib, move_to_mib;
+  double move_at, verify_period, report_period, theta, duration;
+  WlPattern pattern;
+  int write;
+} Options;
+
+typedef struct {
+  uint64_t *mem;
+  uint64_t *counters; /* shadow copy of each page's write counter */
+  uint64_t *pfns;
+  size_t pages;
+  int pagemap_fd;
+  unsigned gen;
+} Workload;
+
+static double
+now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+fail (const char *what)
+{
+  printf ("VTWL ERROR %s: %s\n", what, strerror (errno));
+  fflush (stdout);
+  exit (1);
+}
+
+static int
+parse_options (int argc, char **argv, Options *o)
+{
+  *o = (Options) { .size_mib = 256, .hot_mib = 32, .move_at = -1, .verify_period = 60,
+                   .report_period = 10, .theta = 0.99, .pattern = WL_PATTERN_UNIFORM };
+  int have_move_to = 0;
+  for (int i = 1; i < argc; i++) {
+    char *eq = strchr (argv[i], '=');
+    if (!eq) {
+      fprintf (stderr, "VTWL ERROR argument '%s' is not key=value\n", argv[i]);
+      return -1;
+    }
+    *eq = '\0';
+    const char *k = argv[i], *v = eq + 1;
+    char *end = NULL;
+    double num = strtod (v, &end);
+    int numeric = end != v && *end == '\0' && num >= 0;
+    if (strcmp (k, "pattern") == 0) {
+      if (!wl_pattern_parse (v, &o->pattern)) {
+        fprintf (stderr, "VTWL ERROR unknown pattern '%s'\n", v);
+        return -1;
+      }
+    } else if (strcmp (k, "mode") == 0 && (strcmp (v, "read") == 0 || strcmp (v, "write") == 0)) {
+      o->write = strcmp (v, "write") == 0;
+    } else if (!numeric) {
+      fprintf (stderr, "VTWL ERROR bad option %s=%s\n", k, v);
+      return -1;
+    } else if (strcmp (k, "size") == 0) o->size_mib = (uint64_t) num;
+    else if (strcmp (k, "hot") == 0) o->hot_mib = (uint64_t) num;
+    else if (strcmp (k, "hot_at") == 0) o->hot_at_mib = (uint64_t) num;
+    else if (strcmp (k, "move_at") == 0) o->move_at = num;
+    else if (strcmp (k, "move_to") == 0) { o->move_to_mib = (uint64_t) num; have_move_to = 1; }
+    else if (strcmp (k, "verify") == 0) o->verify_period = num;
+    else if (strcmp (k, "report") == 0) o->report_period = num;
+    else if (strcmp (k, "theta") == 0) o->theta = num;
+    else if (strcmp (k, "duration") == 0) o->duration = num;
+    else {
+      fprintf (stderr, "VTWL ERROR unknown option '%s'\n", k);
+      return -1;
+    }
+  }
+  if (!have_move_to)
+    o->move_to_mib = o->hot_at_mib + o->hot_mib;
+  if (o->hot_mib == 0 || o->hot_at_mib + o->hot_mib > o->size_mib ||
+      (o->move_at >= 0 && o->move_to_mib + o->hot_mib > o->size_mib) || o->verify_period <= 0) {
+    fprintf (stderr, "VTWL ERROR the hot set must be non-empty and fit in size, verify > 0\n");
+    return -1;
+  }
+  return 0;
+}
+
+/* Reads the guest frame of every page; returns how many changed. */
+static size_t
+read_pfns (Workload *w)
+{
+  size_t changed = 0;
+  enum { BATCH = 4096 };
+  static uint64_t entries[BATCH];
+  for (size_t first = 0; first < w->pages; first += BATCH) {
+    size_t n = w->pages - first < BATCH ? w->pages - first : BATCH;
+    off_t off = (off_t) (((uintptr_t) w->mem / WL_PAGE_SIZE + first) * sizeof (uint64_t));
+    if (pread (w->pagemap_fd, entries, n * sizeof (uint64_t), off) != (ssize_t) (n * sizeof (uint64_t)))
+      fail ("pread /proc/self/pagemap");
+    for (size_t i = 0; i < n; i++) {
+      uint64_t pfn = (entries[i] >> 63) ? entries[i] & ((1ull << 55) - 1) : 0;
+      if (w->pfns[first + i] != pfn)
+        changed++;
+      w->pfns[first + i] = pfn;
+    }
+  }
+  return changed;
+}
+
+typedef struct {
+  unsigned gen;
+  const char *kind;
+  unsigned on_line;
+} RangePrinter;
+
+static void
+emit_range (uint64_t start_pfn, uint64_t n_pages, void *data)
+{
+  RangePrinter *p = data;
+  if (p->on_line == 0)
+    printf ("VTWL RANGES gen=%u kind=%s", p->gen, p->kind);
+  printf (" 0x%" PRIx64 "+0x%" PRIx64, start_pfn * WL_PAGE_SIZE, n_pages * WL_PAGE_SIZE);
+  if (++p->on_line == 8) {
+    printf ("\n");
+    p->on_line = 0;
+  }
+}
+
+static int
+cmp_u64 (const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* Prints the frames of pages [a, b) and [c, d) as one set of sorted runs. */
+static void
+print_set (Workload *w, const char *kind, size_t a, size_t b, size_t c, size_t d)
+{
+  size_t n = (b - a) + (d - c);
+  uint64_t *sorted = malloc (n * sizeof (uint64_t) + 1);
+  if (!sorted)
+    fail ("malloc");
+  memcpy (sorted, w->pfns + a, (b - a) * sizeof (uint64_t));
+  memcpy (sorted + (b - a), w->pfns + c, (d - c) * sizeof (uint64_t));
+  qsort (sorted, n, sizeof (uint64_t), cmp_u64);
+  RangePrinter p = { w->gen, kind, 0 };
+  size_t runs = 0;
+  /* Count first so that the SET line, read before the ranges, is complete. */
+  for (size_t i = 0; i < n; i++)
+    runs += i == 0 || sorted[i] != sorted[i - 1] + 1;
+  printf ("VTWL SET gen=%u kind=%s pages=%zu runs=%zu\n", w->gen, kind, n, runs);
+  wl_pfn_runs (sorted, n, emit_range, &p);
+  if (p.on_line)
+    printf ("\n");
+  printf ("VTWL END gen=%u kind=%s\n", w->gen, kind);
+  fflush (stdout);
+  free (sorted);
+}
+
+static void
+print_sets (Workload *w, size_t hot_first, size_t hot_pages)
+{
+  print_set (w, "hot", hot_first, hot_first + hot_pages, 0, 0);
+  print_set (w, "cold", 0, hot_first, hot_first + hot_pages, w->pages);
+}
+
+int
+main (int argc, char **argv)
+{
+  Options o;
+  if (parse_options (argc, argv, &o) < 0)
+    return 2;
+
+  Workload w = { .pages = o.size_mib * PAGES_PER_MIB };
+  size_t bytes = w.pages * WL_PAGE_SIZE;
+  w.mem = mmap (NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (w.mem == MAP_FAILED)
+    fail ("mmap");
+  /* Small pages, pinned: the guest kernel must not collapse or compact them
+   * behind our back, or the frames we print go stale. */
+  madvise (w.mem, bytes, MADV_NOHUGEPAGE);
+  if (mlock (w.mem, bytes) < 0)
+    fail ("mlock");
+  w.counters = calloc (w.pages, sizeof (uint64_t));
+  w.pfns = calloc (w.pages, sizeof (uint64_t));
+  if (!w.counters || !w.pfns)
+    fail ("calloc");
+  w.pagemap_fd = open ("/proc/self/pagemap", O_RDONLY);
+  if (w.pagemap_fd < 0)
+    fail ("open /proc/self/pagemap");
+
+  double t0 = now ();
+  for (size_t i = 0; i < w.pages; i++)
+    wl_page_fill (w.mem + i * WL_PAGE_WORDS, i, 0);
+  read_pfns (&w);
+
+  size_t hot_first = o.hot_at_mib * PAGES_PER_MIB, hot_pages = o.hot_mib * PAGES_PER_MIB;
+  WlSampler sampler;
+  if (!wl_sampler_init (&sampler, o.pattern, hot_pages, o.theta))
+    fail ("sampler");
+  WlRng rng = { 42 };
+
+  printf ("VTWL READY pages=%zu hot_pages=%zu hot_first=%zu mode=%s fill_s=%.1f\n", w.pages,
+          hot_pages, hot_first, o.write ? "write" : "read", now () - t0);
+  print_sets (&w, hot_first, hot_pages);
+
+  double start = now (), last_report = start, last_verify = start;
+  uint64_t accesses = 0, sink = 0, pass = 0, errors = 0, total_errors = 0;
+  size_t verify_cursor = 0;
+  int moved = 0;
+  for (;;) {
+    for (int i = 0; i < 4096; i++) {
+      size_t pg = hot_first + wl_sampler_next (&sampler, &rng);
+      uint64_t *page = w.mem + pg * WL_PAGE_WORDS;
+      if (o.write)
+        page[0] = ++w.counters[pg];
+      else
+        sink += page[wl_rng_next (&rng) & (WL_PAGE_WORDS - 1)];
+    }
+    accesses += 4096;
+
+    double t = now ();
+    /* Verify the share of all pages that is due by now. */
+    size_t due = (size_t) ((t - last_verify) / o.verify_period * (double) w.pages);
+    if (due > 0) {
+      last_verify += (double) due * o.verify_period / (double) w.pages;
+      for (; due > 0; due--) {
+        size_t pg = verify_cursor;
+        int bad = wl_page_check (w.mem + pg * WL_PAGE_WORDS, pg, w.counters[pg]);
+        if (bad >= 0) {
+          if (total_errors + errors < 20)
+            printf ("VTWL CORRUPT page=%zu pfn=0x%" PRIx64 " word=%d\n", pg, w.pfns[pg], bad);
+          errors++;
+          wl_page_fill (w.mem + pg * WL_PAGE_WORDS, pg, w.counters[pg]);
+        }
+        if (++verify_cursor == w.pages) {
+          verify_cursor = 0;
+          total_errors += errors;
+          printf ("VTWL VERIFY pass=%" PRIu64 " pages=%zu errors=%" PRIu64 " total_errors=%" PRIu64 "\n",
+                  ++pass, w.pages, errors, total_errors);
+          errors = 0;
+          if (read_pfns (&w) > 0) {
+            w.gen++;
+            print_sets (&w, hot_first, hot_pages);
+          }
+          fflush (stdout);
+        }
+      }
+    }
+    if (!moved && o.move_at >= 0 && t - start >= o.move_at) {
+      moved = 1;
+      hot_first = o.move_to_mib * PAGES_PER_MIB;
+      w.gen++;
+      printf ("VTWL MOVE gen=%u t=%.1f hot_first=%zu\n", w.gen, t - start, hot_first);
+      print_sets (&w, hot_first, hot_pages);
+    }
+    if (t - last_report >= o.report_period) {
+      printf ("VTWL STATUS t=%.0f accesses=%" PRIu64 " rate=%.0f/s\n", t - start, accesses,
+              (double) accesses / (t - start));
+      fflush (stdout);
+      last_report = t;
+    }
+    if (o.duration > 0 && t - start >= o.duration)
+      break;
+  }
+  printf ("VTWL DONE accesses=%" PRIu64 " total_errors=%" PRIu64 " sink=%" PRIu64 "\n", accesses,
+          total_errors + errors, sink & 1);
+  wl_sampler_clear (&sampler);
+  return total_errors + errors > 0;
+}
