@@ -109,14 +109,19 @@ def node_cpus(node):
 
 # ---- L2 guests ------------------------------------------------------------
 
+# Where vtierd looks for bare QEMU's QMP sockets (its default qmp-dirs).
+AGENT_QMP_DIR = "/run/vtier/qmp"
+
+
 class Guest:
     """A bare-QEMU L2 guest running vtier-workload, with two QMP sockets: one
-    for the agent under test, one for the placement probe."""
+    for the agent under test (in vtierd's QMP directory), one for the
+    placement probe."""
 
     def __init__(self, name):
         self.name = name
         self.log_path = f"{RUN}/{name}.log"
-        self.qmp = f"{RUN}/{name}.qmp"
+        self.qmp = f"{AGENT_QMP_DIR}/{name}.sock"
         self.probe_qmp = f"{RUN}/{name}.probe.qmp"
         self.pid_path = f"{RUN}/{name}.pid"
         self.started = None
@@ -126,6 +131,7 @@ class Guest:
               preferred=None, verify=60, backend="ram", extra=None):
         g = cls(name)
         os.makedirs(RUN, exist_ok=True)
+        os.makedirs(AGENT_QMP_DIR, exist_ok=True)
         mem = mem or size + GUEST_OVERHEAD_MIB
         wl = {"size": size, "hot": hot, "pattern": pattern, "mode": mode, "verify": verify}
         wl.update(extra or {})
@@ -251,6 +257,67 @@ class Guest:
         if self.alive():
             os.kill(self.pid, 15)
             wait_for(f"guest {self.name} to exit", lambda: not self.alive(), 30, 0.2)
+
+
+class Vtierd:
+    """vtierd as installed in L1 (/usr/sbin/vtierd), on the system bus, its
+    log in /results/vtierd.log; vtierctl to ask it things."""
+
+    CONF = "/etc/vtier/vtierd.conf"
+
+    def __init__(self, config=None):
+        self.config = config
+        self.proc = None
+
+    def start(self):
+        if self.config is not None:
+            os.makedirs(os.path.dirname(self.CONF), exist_ok=True)
+            with open(self.CONF, "w") as f:
+                f.write(self.config)
+        self.log = open(os.path.join(RESULTS, "vtierd.log"), "a")
+        self.proc = subprocess.Popen(["vtierd", "--verbose"], stdout=self.log, stderr=subprocess.STDOUT)
+        self.started = time.monotonic()
+        wait_for("vtierd on the system bus", lambda: self.proc.poll() is not None or
+                 subprocess.run(["vtierctl", "list"], capture_output=True).returncode == 0, 30, 0.5)
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"vtierd exited with {self.proc.returncode}")
+        log(f"vtierd running (pid {self.proc.pid})")
+        return self
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(30)
+        return self.proc.returncode if self.proc else None
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def ctl(self, *args, check=True):
+        """vtierctl ARGS --json, parsed."""
+        r = subprocess.run(["vtierctl", *args, "--json"], capture_output=True, text=True)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"vtierctl {' '.join(args)}: {r.stderr.strip()}")
+        return json.loads(r.stdout) if r.returncode == 0 else None
+
+    def vm(self, name):
+        """vtierctl list's entry of a VM, or None."""
+        listing = self.ctl("list")
+        vms = listing["vms"] if isinstance(listing, dict) else listing
+        return next((v for v in vms if v["name"] == name), None)
+
+    def wait_tracking(self, name, timeout=60, aggregations=1):
+        def ready():
+            v = self.vm(name)
+            return v if v and v["state"] == "tracking" and v.get("aggregations", 1) >= aggregations else None
+        return wait_for(f"vtierd to track {name}", ready, timeout)
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process or thread, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def fraction_on(summary, node):

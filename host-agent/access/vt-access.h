@@ -1,0 +1,53 @@
+/* Where heat comes from, behind one small interface (as DAMON keeps its
+ * access checks behind damon_operations). Host-wide, VtAccess knows which
+ * sources this host offers; per VM, vt_access_attach() picks the best one
+ * that works (or the configured one) and says why:
+ *   damon       kernel DAMON vaddr on the QEMU process: regions come ready
+ *               from the kernel, through the snapshot callback;
+ *   page-idle   vtierd's own sampler over idle page tracking;
+ *   soft-dirty  vtierd's own sampler over soft-dirty bits (writes only).
+ * For the own-sampler kinds the caller drives the region engine with the
+ * target's primitives. KVM dirty logging (per-VM write rate) is separate:
+ * access/vt-dirty-rate.h. */
+#pragma once
+
+#include <glib.h>
+
+#include "access/vt-damon.h"
+#include "regions/vt-regions.h"
+
+G_BEGIN_DECLS
+
+typedef struct _VtAccess VtAccess;
+typedef struct _VtAccessTarget VtAccessTarget;
+
+/* wanted: "auto", "damon", "page-idle" or "soft-dirty". Never fails: a host
+ * without any source gives targets that fail to attach, with the reason. */
+VtAccess *vt_access_new (const char *sysfs_root, const char *state_dir, const char *wanted,
+                         guint damon_slots, VtDamonSnapshotFunc snapshot_func, gpointer user_data);
+void vt_access_free (VtAccess *access);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtAccess, vt_access_free)
+
+/* The sources this host offers, best first (NULL-terminated, owned by access). */
+const char *const *vt_access_available (VtAccess *access);
+/* Why a source is not offered (NULL when it is). */
+const char *vt_access_unavailable_reason (VtAccess *access, const char *source);
+
+VtAccessTarget *vt_access_attach (VtAccess *access, gpointer key, GPid pid,
+                                  const VtAddrRange *ranges, guint n_ranges,
+                                  const VtRegionAttrs *attrs, GError **error);
+void vt_access_detach (VtAccessTarget *target);
+
+const char *vt_access_target_source (VtAccessTarget *target);
+/* Why this source: e.g. "kernel DAMON (vaddr)", or "DAMON is in use by
+ * another user ...; using soft-dirty". */
+const char *vt_access_target_reason (VtAccessTarget *target);
+/* TRUE: regions arrive by the snapshot callback. FALSE: sample with these. */
+gboolean vt_access_target_in_kernel (VtAccessTarget *target);
+const VtAccessPrimitives *vt_access_target_primitives (VtAccessTarget *target, gpointer *data);
+/* A failure of the primitives since the last call (the VM is gone...), or NULL. */
+GError *vt_access_target_take_error (VtAccessTarget *target);
+/* The kdamond thread of a damon target, else 0 (CPU accounting). */
+GPid vt_access_target_kdamond (VtAccessTarget *target);
+
+G_END_DECLS

@@ -1,0 +1,813 @@
+/* Kernel DAMON as an access source: slots (kdamonds) in DAMON's sysfs,
+ * results from the damon_aggregated tracepoint. See vt-damon.h. */
+#define G_LOG_DOMAIN "vt-damon"
+
+#include "access/vt-damon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/vt-error.h"
+#include "common/vt-sysfs.h"
+
+#define KDAMONDS_DIR "sys/kernel/mm/damon/admin/kdamonds"
+#define INSTANCE_DIR "sys/kernel/tracing/instances/vtierd"
+#define BOOT_ID_FILE "proc/sys/kernel/random/boot_id"
+#define SLOTS_FILE "damon-slots"
+#define SLOTS_GROUP "damon"
+
+/* Paths inside a slot (kdamonds/N/): one context, one target. */
+#define CTX "contexts/0/"
+#define INTERVALS CTX "monitoring_attrs/intervals/"
+#define NR_REGIONS CTX "monitoring_attrs/nr_regions/"
+#define TARGET CTX "targets/0/"
+
+/* Longer than any VM lives: vaddr widens the target's regions to the whole
+ * process at each update interval, and we want them to stay on guest RAM.
+ * Linux 6.12 accepts it (tests/data/damon/notes.txt). */
+#define NO_UPDATE_US G_GUINT64_CONSTANT (1000000000000)
+#define TRACE_BUFFER_KB 4096
+/* A damon_aggregated line is ~130 bytes; anything much longer is garbage. */
+#define MAX_LINE 4096
+#define READ_CHUNK 65536
+/* Bounds one dispatch so a flood of trace text cannot starve the loop. */
+#define MAX_READS_PER_DISPATCH 16
+
+typedef struct {
+  gboolean assigned;
+  gpointer target_key;
+  GPid kdamond_tid; /* 0 until read from the slot's pid file */
+} DamonSlot;
+
+/* The lines of one kdamond's snapshot received so far. */
+typedef struct {
+  guint target_id;
+  guint nr_regions;
+  GArray *regions; /* VtRegion */
+} Assembly;
+
+struct _VtDamon {
+  char *root; /* taken under the vt_sysfs root */
+  char *state_file;
+  VtDamonSnapshotFunc func;
+  gpointer user_data;
+
+  /* 0 until vt_damon_new() owns the slots. */
+  guint n_slots;
+  DamonSlot *slots;
+
+  gboolean instance_ready;
+  gboolean event_enabled;
+  int trace_fd;
+  GSource *trace_source;
+  char *read_buf;
+  GString *pending;        /* a line cut at the end of the last read */
+  GHashTable *assemblies;  /* kdamond tid → Assembly */
+};
+
+/* ---- paths and files ---------------------------------------------------- */
+
+static char *
+kdamonds_path (VtDamon *damon, const char *rel)
+{
+  return g_build_filename (damon->root, KDAMONDS_DIR, rel, NULL);
+}
+
+static char *
+slot_path (VtDamon *damon, guint slot, const char *rel)
+{
+  char index[16];
+  g_snprintf (index, sizeof index, "%u", slot);
+  return g_build_filename (damon->root, KDAMONDS_DIR, index, rel, NULL);
+}
+
+static char *
+instance_path (VtDamon *damon, const char *rel)
+{
+  return g_build_filename (damon->root, INSTANCE_DIR, rel, NULL);
+}
+
+static char *
+slot_read (VtDamon *damon, guint slot, const char *rel, GError **error)
+{
+  g_autofree char *path = slot_path (damon, slot, rel);
+  return vt_sysfs_read (path, error);
+}
+
+static gboolean
+slot_write (VtDamon *damon, guint slot, const char *rel, const char *value, GError **error)
+{
+  g_autofree char *path = slot_path (damon, slot, rel);
+  return vt_sysfs_write (path, value, error);
+}
+
+static gboolean
+slot_write_u64 (VtDamon *damon, guint slot, const char *rel, guint64 value, GError **error)
+{
+  g_autofree char *path = slot_path (damon, slot, rel);
+  return vt_sysfs_write_u64 (path, value, error);
+}
+
+static gboolean
+slot_is_on (VtDamon *damon, guint slot, gboolean *on, GError **error)
+{
+  g_autofree char *state = slot_read (damon, slot, "state", error);
+  if (!state)
+    return FALSE;
+  *on = g_str_equal (state, "on");
+  return TRUE;
+}
+
+static gboolean
+turn_off_slot (VtDamon *damon, guint slot, GError **error)
+{
+  gboolean on;
+  /* Writing "off" to a stopped kdamond is an error: look first. */
+  if (!slot_is_on (damon, slot, &on, error))
+    return FALSE;
+  return !on || slot_write (damon, slot, "state", "off", error);
+}
+
+/* For cleanups: a vaddr kdamond stops by itself when its process exits, so
+ * failures here are expected and only logged. */
+static void
+turn_off_slot_quietly (VtDamon *damon, guint slot)
+{
+  g_autoptr (GError) error = NULL;
+  if (!turn_off_slot (damon, slot, &error))
+    g_debug ("turning off DAMON slot %u: %s", slot, error->message);
+}
+
+/* The kdamond thread id from the slot's pid file, 0 when not running
+ * (the file then says -1). */
+static GPid
+read_kdamond_tid (VtDamon *damon, guint slot)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = slot_read (damon, slot, "pid", &error);
+  gint64 tid;
+  if (!text) {
+    g_debug ("DAMON slot %u: %s", slot, error->message);
+    return 0;
+  }
+  if (!g_ascii_string_to_signed (text, 10, G_MININT, G_MAXINT, &tid, NULL) || tid <= 0)
+    return 0;
+  return (GPid) tid;
+}
+
+/* ---- slot ownership ----------------------------------------------------- */
+
+static gboolean
+slot_record_is_ours (VtDamon *damon, const char *boot_id, guint64 nr_kdamonds)
+{
+  g_autoptr (GKeyFile) record = g_key_file_new ();
+  g_autoptr (GError) error = NULL;
+  if (!g_key_file_load_from_file (record, damon->state_file, G_KEY_FILE_NONE, &error))
+    return FALSE;
+  g_autofree char *recorded_boot = g_key_file_get_string (record, SLOTS_GROUP, "boot_id", NULL);
+  guint64 recorded_slots = g_key_file_get_uint64 (record, SLOTS_GROUP, "n_slots", &error);
+  return recorded_boot && !error && g_str_equal (recorded_boot, boot_id) &&
+         recorded_slots == nr_kdamonds;
+}
+
+static gboolean
+save_slot_record (VtDamon *damon, const char *boot_id, GError **error)
+{
+  g_autoptr (GKeyFile) record = g_key_file_new ();
+  g_autoptr (GError) local = NULL;
+  g_autofree char *dir = g_path_get_dirname (damon->state_file);
+
+  g_key_file_set_string (record, SLOTS_GROUP, "boot_id", boot_id);
+  g_key_file_set_uint64 (record, SLOTS_GROUP, "n_slots", damon->n_slots);
+  g_key_file_set_comment (record, SLOTS_GROUP, NULL,
+                          " The kdamonds vtierd created in this boot: a restarted vtierd takes"
+                          " them back.", NULL);
+  if (g_mkdir_with_parents (dir, 0755) != 0 ||
+      !g_key_file_save_to_file (record, damon->state_file, &local)) {
+    g_set_error (error, VT_ERROR, VT_ERROR_FAILED, "recording DAMON slots in %s: %s",
+                 damon->state_file, local ? local->message : g_strerror (errno));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+own_slots (VtDamon *damon, guint n_slots)
+{
+  damon->n_slots = n_slots;
+  damon->slots = g_new0 (DamonSlot, n_slots);
+}
+
+/* Makes every slot stopped: none is assigned yet, so any running one was
+ * left by a previous vtierd of this boot. */
+static gboolean
+stop_all_slots (VtDamon *damon, GError **error)
+{
+  for (guint i = 0; i < damon->n_slots; i++) {
+    if (!turn_off_slot (damon, i, error)) {
+      g_prefix_error (error, "DAMON slot %u: ", i);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* Writing nr_kdamonds recreates every kdamond directory, so it is written
+ * only when there is none, or when they are all ours (recorded this boot). */
+static gboolean
+claim_slots (VtDamon *damon, guint n_slots, GError **error)
+{
+  g_autofree char *admin = kdamonds_path (damon, NULL);
+  g_autofree char *nr_file = kdamonds_path (damon, "nr_kdamonds");
+  g_autofree char *boot_file = g_build_filename (damon->root, BOOT_ID_FILE, NULL);
+  guint64 nr_kdamonds;
+
+  if (!vt_sysfs_exists (admin)) {
+    g_set_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED,
+                 "kernel DAMON sysfs is not available (CONFIG_DAMON_SYSFS): no %s", admin);
+    return FALSE;
+  }
+  if (!vt_sysfs_read_u64 (nr_file, &nr_kdamonds, error))
+    return FALSE;
+  g_autofree char *boot_id = vt_sysfs_read (boot_file, error);
+  if (!boot_id)
+    return FALSE;
+
+  if (nr_kdamonds == 0) {
+    if (!vt_sysfs_write_u64 (nr_file, n_slots, error))
+      return FALSE;
+    own_slots (damon, n_slots);
+    return save_slot_record (damon, boot_id, error) && stop_all_slots (damon, error);
+  }
+  if (slot_record_is_ours (damon, boot_id, nr_kdamonds)) {
+    own_slots (damon, (guint) nr_kdamonds);
+    return stop_all_slots (damon, error);
+  }
+  g_set_error (error, VT_ERROR, VT_ERROR_BUSY,
+               "DAMON is in use by another user (%" G_GUINT64_FORMAT
+               " kdamonds); vtierd leaves it alone",
+               nr_kdamonds);
+  return FALSE;
+}
+
+/* Undoes claim_slots() once every slot is stopped, so that vtierd leaves
+ * DAMON as it found it; the record goes only if the kdamonds did. */
+static void
+release_slots (VtDamon *damon)
+{
+  g_autofree char *nr_file = kdamonds_path (damon, "nr_kdamonds");
+  g_autoptr (GError) error = NULL;
+
+  if (!vt_sysfs_write_u64 (nr_file, 0, &error)) {
+    g_message ("leaving DAMON's %u kdamonds in place: %s", damon->n_slots, error->message);
+    return;
+  }
+  if (g_unlink (damon->state_file) != 0 && errno != ENOENT)
+    g_message ("removing %s: %s", damon->state_file, g_strerror (errno));
+}
+
+/* vaddr is what reaches KVM's accessed bits; a kernel without it is no use. */
+static gboolean
+check_vaddr_operations (VtDamon *damon, GError **error)
+{
+  g_autoptr (GError) local = NULL;
+
+  if (!slot_write_u64 (damon, 0, "contexts/nr_contexts", 1, error))
+    return FALSE;
+  g_autofree char *avail = slot_read (damon, 0, CTX "avail_operations", &local);
+  if (!avail) {
+    /* Kernels before avail_operations: writing "vaddr" will tell. */
+    if (g_error_matches (local, VT_ERROR, VT_ERROR_NOT_FOUND))
+      return TRUE;
+    g_propagate_error (error, g_steal_pointer (&local));
+    return FALSE;
+  }
+  g_auto (GStrv) ops = g_strsplit_set (avail, " \t\n", -1);
+  if (!g_strv_contains ((const char *const *) ops, "vaddr")) {
+    g_set_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED,
+                 "kernel DAMON lacks vaddr operations (avail_operations: '%s')", avail);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---- trace -------------------------------------------------------------- */
+
+static gboolean on_trace_readable (gint fd, GIOCondition condition, gpointer user_data);
+
+static gboolean
+open_trace (VtDamon *damon, GError **error)
+{
+  g_autofree char *instance = instance_path (damon, NULL);
+  g_autofree char *instance_full = vt_sysfs_path (instance);
+  g_autofree char *enable = instance_path (damon, "events/damon/damon_aggregated/enable");
+  g_autofree char *buffer_size = instance_path (damon, "buffer_size_kb");
+  g_autofree char *buffer_percent = instance_path (damon, "buffer_percent");
+  g_autofree char *pipe = instance_path (damon, "trace_pipe");
+  g_autofree char *pipe_full = vt_sysfs_path (pipe);
+
+  /* An instance of our own: other tracing users keep the global buffer. */
+  if (g_mkdir (instance_full, 0755) != 0 && errno != EEXIST) {
+    g_set_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED,
+                 "cannot create the tracefs instance %s: %s", instance_full, g_strerror (errno));
+    return FALSE;
+  }
+  damon->instance_ready = TRUE;
+  if (!vt_sysfs_exists (enable)) {
+    g_set_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED,
+                 "the damon_aggregated trace event is not available: no %s", enable);
+    return FALSE;
+  }
+  if (!vt_sysfs_write_u64 (buffer_size, TRACE_BUFFER_KB, error))
+    return FALSE;
+  /* Readers of trace_pipe are then woken by any data, not a filled buffer. */
+  if (vt_sysfs_exists (buffer_percent) && !vt_sysfs_write_u64 (buffer_percent, 0, error))
+    return FALSE;
+  if (!vt_sysfs_write (enable, "1", error))
+    return FALSE;
+  damon->event_enabled = TRUE;
+
+  damon->trace_fd = open (pipe_full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (damon->trace_fd < 0) {
+    g_set_error (error, VT_ERROR, VT_ERROR_FAILED, "%s: %s", pipe_full, g_strerror (errno));
+    return FALSE;
+  }
+  damon->read_buf = g_malloc (READ_CHUNK);
+  damon->trace_source = g_unix_fd_source_new (damon->trace_fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+  g_source_set_callback (damon->trace_source, G_SOURCE_FUNC (on_trace_readable), damon, NULL);
+  g_source_set_name (damon->trace_source, "vtierd DAMON trace_pipe");
+  g_source_attach (damon->trace_source, g_main_context_get_thread_default ());
+  return TRUE;
+}
+
+static void
+close_trace (VtDamon *damon)
+{
+  if (damon->trace_source) {
+    if (!g_source_is_destroyed (damon->trace_source))
+      g_source_destroy (damon->trace_source);
+    g_clear_pointer (&damon->trace_source, g_source_unref);
+  }
+  if (damon->trace_fd >= 0) {
+    close (damon->trace_fd);
+    damon->trace_fd = -1;
+  }
+  if (damon->event_enabled) {
+    g_autofree char *enable = instance_path (damon, "events/damon/damon_aggregated/enable");
+    g_autoptr (GError) error = NULL;
+    if (!vt_sysfs_write (enable, "0", &error))
+      g_message ("disabling damon_aggregated: %s", error->message);
+  }
+  if (damon->instance_ready) {
+    g_autofree char *instance = instance_path (damon, NULL);
+    g_autofree char *instance_full = vt_sysfs_path (instance);
+    if (g_rmdir (instance_full) != 0)
+      g_message ("could not remove the tracefs instance %s: %s", instance_full,
+                 g_strerror (errno));
+  }
+}
+
+static void
+assembly_free (gpointer data)
+{
+  Assembly *assembly = data;
+  g_array_unref (assembly->regions);
+  g_free (assembly);
+}
+
+static GArray *
+new_region_array (guint size)
+{
+  return g_array_sized_new (FALSE, FALSE, sizeof (VtRegion), size);
+}
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+VtDamon *
+vt_damon_new (const char *sysfs_root, const char *state_dir, guint n_slots,
+              VtDamonSnapshotFunc func, gpointer user_data, GError **error)
+{
+  g_return_val_if_fail (state_dir != NULL, NULL);
+  g_return_val_if_fail (n_slots > 0, NULL);
+  g_return_val_if_fail (func != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  g_autoptr (VtDamon) damon = g_new0 (VtDamon, 1);
+  damon->root = g_strdup (sysfs_root ? sysfs_root : "/");
+  damon->state_file = g_build_filename (state_dir, SLOTS_FILE, NULL);
+  damon->func = func;
+  damon->user_data = user_data;
+  damon->trace_fd = -1;
+  damon->pending = g_string_new (NULL);
+  damon->assemblies = g_hash_table_new_full (NULL, NULL, NULL, assembly_free);
+
+  /* On failure vt_damon_free() undoes whatever was done, and only that. */
+  if (!claim_slots (damon, n_slots, error) || !check_vaddr_operations (damon, error) ||
+      !open_trace (damon, error))
+    return NULL;
+  return g_steal_pointer (&damon);
+}
+
+void
+vt_damon_free (VtDamon *damon)
+{
+  if (!damon)
+    return;
+  close_trace (damon);
+  for (guint i = 0; i < damon->n_slots; i++)
+    if (damon->slots[i].assigned)
+      turn_off_slot_quietly (damon, i);
+  if (damon->n_slots > 0)
+    release_slots (damon);
+  g_free (damon->slots);
+  g_free (damon->read_buf);
+  if (damon->pending)
+    g_string_free (damon->pending, TRUE);
+  g_clear_pointer (&damon->assemblies, g_hash_table_unref);
+  g_free (damon->state_file);
+  g_free (damon->root);
+  g_free (damon);
+}
+
+/* ---- targets ------------------------------------------------------------ */
+
+static DamonSlot *
+slot_of_key (VtDamon *damon, gpointer target_key)
+{
+  for (guint i = 0; i < damon->n_slots; i++)
+    if (damon->slots[i].assigned && damon->slots[i].target_key == target_key)
+      return &damon->slots[i];
+  return NULL;
+}
+
+static gboolean
+pick_free_slot (VtDamon *damon, guint *slot, GError **error)
+{
+  for (guint i = 0; i < damon->n_slots; i++) {
+    gboolean on;
+    if (damon->slots[i].assigned)
+      continue;
+    if (!slot_is_on (damon, i, &on, error))
+      return FALSE;
+    if (!on) {
+      *slot = i;
+      return TRUE;
+    }
+  }
+  g_set_error (error, VT_ERROR, VT_ERROR_BUSY, "all %u DAMON slots are in use", damon->n_slots);
+  return FALSE;
+}
+
+static int
+compare_ranges (const void *a, const void *b)
+{
+  const VtAddrRange *x = a, *y = b;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* In the order DAMON needs: each nr_* write recreates the directories
+ * below it, so the values inside come after it. */
+static gboolean
+configure_slot (VtDamon *damon, guint slot, GPid pid, const VtAddrRange *ranges,
+                guint n_ranges, const VtRegionAttrs *attrs, GError **error)
+{
+  if (!slot_write_u64 (damon, slot, "contexts/nr_contexts", 1, error) ||
+      !slot_write (damon, slot, CTX "operations", "vaddr", error) ||
+      !slot_write_u64 (damon, slot, INTERVALS "sample_us", attrs->sample_us, error) ||
+      !slot_write_u64 (damon, slot, INTERVALS "aggr_us", attrs->aggr_us, error) ||
+      !slot_write_u64 (damon, slot, INTERVALS "update_us", NO_UPDATE_US, error) ||
+      !slot_write_u64 (damon, slot, NR_REGIONS "min", attrs->min_nr_regions, error) ||
+      !slot_write_u64 (damon, slot, NR_REGIONS "max", attrs->max_nr_regions, error) ||
+      !slot_write_u64 (damon, slot, CTX "targets/nr_targets", 1, error) ||
+      !slot_write_u64 (damon, slot, TARGET "pid_target", (guint64) pid, error) ||
+      !slot_write_u64 (damon, slot, TARGET "regions/nr_regions", n_ranges, error))
+    return FALSE;
+  for (guint i = 0; i < n_ranges; i++) {
+    g_autofree char *start = g_strdup_printf (TARGET "regions/%u/start", i);
+    g_autofree char *end = g_strdup_printf (TARGET "regions/%u/end", i);
+    if (!slot_write_u64 (damon, slot, start, ranges[i].start, error) ||
+        !slot_write_u64 (damon, slot, end, ranges[i].end, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+vt_damon_add_target (VtDamon *damon, gpointer target_key, GPid pid, const VtAddrRange *ranges,
+                     guint n_ranges, const VtRegionAttrs *attrs, GError **error)
+{
+  g_return_val_if_fail (damon != NULL, FALSE);
+  g_return_val_if_fail (ranges != NULL || n_ranges == 0, FALSE);
+  g_return_val_if_fail (attrs != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (n_ranges == 0 || pid <= 0) {
+    g_set_error (error, VT_ERROR, VT_ERROR_INVALID,
+                 "DAMON target pid %d with %u ranges: nothing to monitor", pid, n_ranges);
+    return FALSE;
+  }
+  if (slot_of_key (damon, target_key)) {
+    g_set_error (error, VT_ERROR, VT_ERROR_INVALID, "DAMON already monitors target %p",
+                 target_key);
+    return FALSE;
+  }
+  guint slot;
+  if (!pick_free_slot (damon, &slot, error))
+    return FALSE;
+
+  /* DAMON refuses unsorted initial regions. */
+  g_autofree VtAddrRange *sorted = g_memdup2 (ranges, n_ranges * sizeof *ranges);
+  qsort (sorted, n_ranges, sizeof *sorted, compare_ranges);
+
+  if (!configure_slot (damon, slot, pid, sorted, n_ranges, attrs, error) ||
+      !slot_write (damon, slot, "state", "on", error)) {
+    turn_off_slot_quietly (damon, slot);
+    g_prefix_error (error, "DAMON slot %u for pid %d: ", slot, pid);
+    return FALSE;
+  }
+  damon->slots[slot] = (DamonSlot) {
+    .assigned = TRUE,
+    .target_key = target_key,
+    .kdamond_tid = read_kdamond_tid (damon, slot),
+  };
+  return TRUE;
+}
+
+void
+vt_damon_remove_target (VtDamon *damon, gpointer target_key)
+{
+  g_return_if_fail (damon != NULL);
+  DamonSlot *slot = slot_of_key (damon, target_key);
+  if (!slot)
+    return;
+  turn_off_slot_quietly (damon, (guint) (slot - damon->slots));
+  *slot = (DamonSlot) { 0 };
+}
+
+GPid
+vt_damon_get_kdamond_pid (VtDamon *damon, gpointer target_key)
+{
+  g_return_val_if_fail (damon != NULL, 0);
+  DamonSlot *slot = slot_of_key (damon, target_key);
+  if (!slot)
+    return 0;
+  if (slot->kdamond_tid == 0)
+    slot->kdamond_tid = read_kdamond_tid (damon, (guint) (slot - damon->slots));
+  return slot->kdamond_tid;
+}
+
+/* ---- trace lines -------------------------------------------------------- */
+
+static gboolean
+take_literal (const char **p, const char *literal)
+{
+  size_t n = strlen (literal);
+  if (strncmp (*p, literal, n) != 0)
+    return FALSE;
+  *p += n;
+  return TRUE;
+}
+
+/* A decimal number of digits only (no sign, no spaces), at most `max`. */
+static gboolean
+take_number (const char **p, guint64 max, guint64 *out)
+{
+  char *end;
+  if (!g_ascii_isdigit (**p))
+    return FALSE;
+  errno = 0;
+  guint64 value = g_ascii_strtoull (*p, &end, 10);
+  if (errno != 0 || value > max)
+    return FALSE;
+  *p = end;
+  *out = value;
+  return TRUE;
+}
+
+/* The tid of the task field "comm-tid" before the CPU field "[000]". The
+ * CPU field is the last '[' before the event (the flags and timestamp
+ * have none; a comm may), and the tid follows the comm's last '-'. */
+static gboolean
+parse_task_tid (const char *line, const char *event, GPid *tid)
+{
+  const char *cpu = NULL;
+  for (const char *p = line; p < event; p++)
+    if (*p == '[')
+      cpu = p;
+  if (!cpu)
+    return FALSE;
+
+  const char *end = cpu;
+  while (end > line && end[-1] == ' ')
+    end--;
+  /* The record-tgid option adds a "(  tgid)" column after the task. */
+  if (end > line && end[-1] == ')') {
+    const char *open_paren = memrchr (line, '(', (size_t) (end - line));
+    if (!open_paren)
+      return FALSE;
+    end = open_paren;
+    while (end > line && end[-1] == ' ')
+      end--;
+  }
+  const char *dash = end > line ? memrchr (line, '-', (size_t) (end - line)) : NULL;
+  if (!dash)
+    return FALSE;
+  const char *digits = dash + 1;
+  guint64 value;
+  if (!take_number (&digits, G_MAXINT, &value) || digits != end || value == 0)
+    return FALSE;
+  *tid = (GPid) value;
+  return TRUE;
+}
+
+gboolean
+vt_damon_parse_trace_line (const char *line, GPid *kdamond_tid, guint *target_id,
+                           guint *nr_regions, VtRegion *region)
+{
+  g_return_val_if_fail (line != NULL, FALSE);
+
+  /* Linux 6.12: "target_id=%lu nr_regions=%u %lu-%lu: %u %u" */
+  const char *event = strstr (line, ": damon_aggregated: ");
+  if (line[0] == '#' || !event)
+    return FALSE;
+  GPid tid;
+  if (!parse_task_tid (line, event, &tid))
+    return FALSE;
+
+  const char *p = event + strlen (": damon_aggregated: ");
+  guint64 id, nr, start, end, accesses, age;
+  if (!take_literal (&p, "target_id=") || !take_number (&p, G_MAXUINT, &id) ||
+      !take_literal (&p, " nr_regions=") || !take_number (&p, G_MAXUINT, &nr) ||
+      !take_literal (&p, " ") || !take_number (&p, G_MAXUINT64, &start) ||
+      !take_literal (&p, "-") || !take_number (&p, G_MAXUINT64, &end) ||
+      !take_literal (&p, ": ") || !take_number (&p, G_MAXUINT, &accesses) ||
+      !take_literal (&p, " ") || !take_number (&p, G_MAXUINT, &age))
+    return FALSE;
+  while (g_ascii_isspace (*p))
+    p++;
+  if (*p != '\0' || nr == 0 || start >= end)
+    return FALSE;
+
+  *kdamond_tid = tid;
+  *target_id = (guint) id;
+  *nr_regions = (guint) nr;
+  *region = (VtRegion) {
+    .start = start,
+    .end = end,
+    .nr_accesses = (guint) accesses,
+    .age = (guint) age,
+  };
+  return TRUE;
+}
+
+static DamonSlot *
+slot_of_kdamond_cached (VtDamon *damon, GPid tid)
+{
+  for (guint i = 0; i < damon->n_slots; i++)
+    if (damon->slots[i].assigned && damon->slots[i].kdamond_tid == tid)
+      return &damon->slots[i];
+  return NULL;
+}
+
+/* Our slot running kdamond `tid`, or NULL (not ours). The pid files are
+ * read again for an unknown tid: a kdamond's tid is known only once it
+ * runs. At most once per snapshot, so cheap. */
+static DamonSlot *
+slot_of_kdamond (VtDamon *damon, GPid tid)
+{
+  DamonSlot *slot = slot_of_kdamond_cached (damon, tid);
+  if (slot)
+    return slot;
+  for (guint i = 0; i < damon->n_slots; i++)
+    if (damon->slots[i].assigned)
+      damon->slots[i].kdamond_tid = read_kdamond_tid (damon, i);
+  return slot_of_kdamond_cached (damon, tid);
+}
+
+static void
+deliver_snapshot (VtDamon *damon, GPid tid, GArray *regions)
+{
+  DamonSlot *slot = slot_of_kdamond (damon, tid);
+  if (!slot)
+    return;
+  damon->func (slot->target_key, (const VtRegion *) regions->data, regions->len,
+               damon->user_data);
+}
+
+/* A kdamond prints a snapshot as nr_regions lines in address order; the
+ * next snapshot starts again from its lowest address. So a line below the
+ * previous one's end (or with another count or target) starts a snapshot,
+ * and one that was cut at the start never reaches its count. */
+static void
+add_region_line (VtDamon *damon, GPid tid, guint target_id, guint nr_regions,
+                 const VtRegion *region)
+{
+  Assembly *assembly = g_hash_table_lookup (damon->assemblies, GINT_TO_POINTER (tid));
+  if (!assembly) {
+    assembly = g_new0 (Assembly, 1);
+    assembly->regions = new_region_array (nr_regions);
+    g_hash_table_insert (damon->assemblies, GINT_TO_POINTER (tid), assembly);
+  }
+
+  GArray *regions = assembly->regions;
+  if (regions->len > 0 &&
+      (region->start < g_array_index (regions, VtRegion, regions->len - 1).end ||
+       nr_regions != assembly->nr_regions || target_id != assembly->target_id))
+    g_array_set_size (regions, 0);
+  if (regions->len == 0) {
+    assembly->nr_regions = nr_regions;
+    assembly->target_id = target_id;
+  }
+  g_array_append_vals (regions, region, 1);
+  if (regions->len < assembly->nr_regions)
+    return;
+
+  /* Taken out first: the callback may add or remove targets. */
+  g_autoptr (GArray) snapshot = g_steal_pointer (&assembly->regions);
+  assembly->regions = new_region_array (snapshot->len);
+  deliver_snapshot (damon, tid, snapshot);
+}
+
+static void
+drop_partial_snapshots (VtDamon *damon)
+{
+  GHashTableIter iter;
+  gpointer value;
+  g_hash_table_iter_init (&iter, damon->assemblies);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    g_array_set_size (((Assembly *) value)->regions, 0);
+}
+
+static void
+handle_trace_line (VtDamon *damon, const char *line)
+{
+  GPid tid;
+  guint target_id, nr_regions;
+  VtRegion region;
+
+  /* "CPU:1 [LOST 42 EVENTS]": a snapshot under way may miss lines in the
+   * middle that the address order cannot reveal. */
+  if (strstr (line, "[LOST ") && strstr (line, " EVENTS]")) {
+    drop_partial_snapshots (damon);
+    return;
+  }
+  if (vt_damon_parse_trace_line (line, &tid, &target_id, &nr_regions, &region))
+    add_region_line (damon, tid, target_id, nr_regions, &region);
+}
+
+static void
+feed_bytes (VtDamon *damon, const char *data, gsize len)
+{
+  GString *pending = damon->pending;
+  g_string_append_len (pending, data, (gssize) len);
+
+  char *line = pending->str;
+  char *pending_end = pending->str + pending->len;
+  char *newline;
+  while ((newline = memchr (line, '\n', (size_t) (pending_end - line)))) {
+    *newline = '\0';
+    handle_trace_line (damon, line);
+    line = newline + 1;
+  }
+  g_string_erase (pending, 0, line - pending->str);
+  if (pending->len > MAX_LINE) {
+    g_debug ("dropping %zu bytes of trace text without a line end", pending->len);
+    g_string_truncate (pending, 0);
+  }
+}
+
+void
+vt_damon_feed (VtDamon *damon, const char *text)
+{
+  g_return_if_fail (damon != NULL);
+  g_return_if_fail (text != NULL);
+  feed_bytes (damon, text, strlen (text));
+}
+
+static gboolean
+on_trace_readable (gint fd, G_GNUC_UNUSED GIOCondition condition, gpointer user_data)
+{
+  VtDamon *damon = user_data;
+
+  for (guint i = 0; i < MAX_READS_PER_DISPATCH; i++) {
+    ssize_t n = read (fd, damon->read_buf, READ_CHUNK);
+    if (n > 0) {
+      feed_bytes (damon, damon->read_buf, (gsize) n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return G_SOURCE_CONTINUE;
+    /* trace_pipe never ends while the instance exists. */
+    g_message ("reading the DAMON trace_pipe: %s; no more kernel DAMON results",
+               n == 0 ? "end of file" : g_strerror (errno));
+    return G_SOURCE_REMOVE;
+  }
+  return G_SOURCE_CONTINUE;
+}

@@ -1,0 +1,58 @@
+/* Kernel DAMON as vtierd's primary access source: one kdamond per VM, with
+ * operations "vaddr" on the QEMU process, limited to the guest-RAM ranges
+ * (given as the target's initial regions, with an update interval so long
+ * that DAMON never widens them to the whole process). This is how KVM's
+ * nested-paging accessed bits reach the host: vaddr's access checks go
+ * through the MMU notifiers into KVM.
+ *
+ * Coexistence with other DAMON users of the host: DAMON's sysfs recreates
+ * every kdamond directory when nr_kdamonds is written (EBUSY while any runs),
+ * so vtierd writes it only when it is 0, creating a pool of slots it then
+ * owns (recorded in STATE_DIR/damon-slots), and otherwise never writes it.
+ * It configures, starts and stops only its own slots. When DAMON is absent,
+ * or someone else has kdamonds, vt_damon_new() fails with a message saying
+ * so (VT_ERROR_UNSUPPORTED / VT_ERROR_BUSY) and the caller falls back.
+ *
+ * Results come from the damon_aggregated tracepoint, in a tracefs instance
+ * of vtierd's own (instances/vtierd), read from trace_pipe on the main loop:
+ * one snapshot of regions per VM per aggregation interval, told apart by
+ * the kdamond's thread id. */
+#pragma once
+
+#include <glib.h>
+
+#include "regions/vt-regions.h"
+
+G_BEGIN_DECLS
+
+typedef struct _VtDamon VtDamon;
+
+/* Called once per finished aggregation of a target. */
+typedef void (*VtDamonSnapshotFunc) (gpointer target_key, const VtRegion *regions, guint n,
+                                     gpointer user_data);
+
+/* sysfs_root: "/" on a host (paths under it: sys/kernel/mm/damon/admin,
+ * sys/kernel/tracing); n_slots: kdamonds to create when DAMON is free. */
+VtDamon *vt_damon_new (const char *sysfs_root, const char *state_dir, guint n_slots,
+                       VtDamonSnapshotFunc func, gpointer user_data, GError **error);
+/* Stops vtierd's kdamonds and removes its tracefs instance. */
+void vt_damon_free (VtDamon *damon);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtDamon, vt_damon_free)
+
+/* Starts a kdamond on `pid` limited to `ranges`. `target_key` identifies
+ * the target in callbacks (e.g. the VM object). */
+gboolean vt_damon_add_target (VtDamon *damon, gpointer target_key, GPid pid,
+                              const VtAddrRange *ranges, guint n_ranges,
+                              const VtRegionAttrs *attrs, GError **error);
+/* Stops it and frees its slot. Unknown keys are ignored. */
+void vt_damon_remove_target (VtDamon *damon, gpointer target_key);
+/* The kdamond's thread id (for CPU accounting), or 0. */
+GPid vt_damon_get_kdamond_pid (VtDamon *damon, gpointer target_key);
+
+/* For tests: parses one damon_aggregated trace line. FALSE if it is not one. */
+gboolean vt_damon_parse_trace_line (const char *line, GPid *kdamond_tid, guint *target_id,
+                                    guint *nr_regions, VtRegion *region);
+/* For tests: feeds trace text as if read from trace_pipe. */
+void vt_damon_feed (VtDamon *damon, const char *text);
+
+G_END_DECLS

@@ -1,0 +1,130 @@
+#include "common/vt-sysfs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/vt-error.h"
+
+static char *sysfs_root;
+
+void
+vt_sysfs_set_root (const char *root)
+{
+  g_free (sysfs_root);
+  sysfs_root = g_strdup (root);
+}
+
+const char *
+vt_sysfs_root (void)
+{
+  return sysfs_root ? sysfs_root : "/";
+}
+
+char *
+vt_sysfs_path (const char *path)
+{
+  return g_build_filename (vt_sysfs_root (), path, NULL);
+}
+
+char *
+vt_sysfs_read (const char *path, GError **error)
+{
+  g_autofree char *full = vt_sysfs_path (path);
+  g_autofree char *contents = NULL;
+  g_autoptr (GError) local = NULL;
+
+  if (!g_file_get_contents (full, &contents, NULL, &local)) {
+    g_set_error (error, VT_ERROR,
+                 g_error_matches (local, G_FILE_ERROR, G_FILE_ERROR_NOENT) ? VT_ERROR_NOT_FOUND
+                                                                            : VT_ERROR_FAILED,
+                 "%s", local->message);
+    return NULL;
+  }
+  return g_strchomp (g_steal_pointer (&contents));
+}
+
+gboolean
+vt_sysfs_read_u64 (const char *path, guint64 *out, GError **error)
+{
+  g_autofree char *text = vt_sysfs_read (path, error);
+  if (!text)
+    return FALSE;
+  if (!g_ascii_string_to_unsigned (text, 10, 0, G_MAXUINT64, out, NULL)) {
+    g_set_error (error, VT_ERROR, VT_ERROR_INVALID, "%s: '%s' is not a number", path, text);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+vt_sysfs_write (const char *path, const char *value, GError **error)
+{
+  g_autofree char *full = vt_sysfs_path (path);
+  FILE *f = fopen (full, "w");
+  if (!f) {
+    int e = errno;
+    g_set_error (error, VT_ERROR, e == ENOENT ? VT_ERROR_NOT_FOUND : VT_ERROR_FAILED,
+                 "%s: %s", full, g_strerror (e));
+    return FALSE;
+  }
+  /* sysfs reports a rejected value at write or at close: check both. */
+  gboolean ok = fputs (value, f) >= 0;
+  int e = errno;
+  if (fclose (f) != 0 && ok) {
+    ok = FALSE;
+    e = errno;
+  }
+  if (!ok)
+    g_set_error (error, VT_ERROR, e == EBUSY ? VT_ERROR_BUSY : VT_ERROR_FAILED,
+                 "writing '%s' to %s: %s", value, full, g_strerror (e));
+  return ok;
+}
+
+gboolean
+vt_sysfs_write_u64 (const char *path, guint64 value, GError **error)
+{
+  char buf[32];
+  g_snprintf (buf, sizeof buf, "%" G_GUINT64_FORMAT, value);
+  return vt_sysfs_write (path, buf, error);
+}
+
+gboolean
+vt_sysfs_exists (const char *path)
+{
+  g_autofree char *full = vt_sysfs_path (path);
+  return g_file_test (full, G_FILE_TEST_EXISTS);
+}
+
+static gint
+cmp_uint (gconstpointer a, gconstpointer b)
+{
+  guint x = *(const guint *) a, y = *(const guint *) b;
+  return x < y ? -1 : x > y;
+}
+
+GArray *
+vt_parse_nodelist (const char *text, GError **error)
+{
+  g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_auto (GStrv) parts = g_strsplit (text ? text : "", ",", -1);
+
+  for (char **p = parts; *p; p++) {
+    char *part = g_strstrip (*p);
+    if (!*part)
+      continue;
+    g_auto (GStrv) ab = g_strsplit (part, "-", 2);
+    guint64 a, b;
+    if (!g_ascii_string_to_unsigned (ab[0], 10, 0, 4095, &a, NULL) ||
+        !g_ascii_string_to_unsigned (ab[1] ? ab[1] : ab[0], 10, a, 4095, &b, NULL)) {
+      g_set_error (error, VT_ERROR, VT_ERROR_INVALID, "'%s' is not a node list", text);
+      return NULL;
+    }
+    for (guint64 n = a; n <= b; n++) {
+      guint v = (guint) n;
+      g_array_append_val (nodes, v);
+    }
+  }
+  g_array_sort (nodes, cmp_uint);
+  return g_steal_pointer (&nodes);
+}

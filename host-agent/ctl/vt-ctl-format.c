@@ -1,0 +1,563 @@
+/* vtierd's replies as text and JSON; see vt-ctl-format.h. */
+#include "ctl/vt-ctl-format.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "common/vt-error.h"
+
+#define HEAT_BAR_WIDTH 10
+
+char *
+vt_ctl_format_size (guint64 bytes)
+{
+  static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+  if (bytes < 1024)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " B", bytes);
+  double value = bytes / 1024.0;
+  guint unit = 0;
+  /* Switch unit before rounding would print "1024.0". */
+  while (value >= 1024.0 - 0.05 && unit + 1 < G_N_ELEMENTS (units)) {
+    value /= 1024.0;
+    unit++;
+  }
+  return g_strdup_printf ("%.1f %s", value, units[unit]);
+}
+
+char *
+vt_ctl_format_duration_us (guint64 us)
+{
+  if (us < 1000)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " us", us);
+  if (us < 1000000)
+    return us % 1000 == 0 ? g_strdup_printf ("%" G_GUINT64_FORMAT " ms", us / 1000)
+                          : g_strdup_printf ("%.1f ms", us / 1e3);
+  return us % 1000000 == 0 ? g_strdup_printf ("%" G_GUINT64_FORMAT " s", us / 1000000)
+                           : g_strdup_printf ("%.1f s", us / 1e6);
+}
+
+/* ---- lookups with defaults: vtierd may leave keys out ---- */
+
+/* The string, or fallback when missing or empty. */
+static const char *
+lookup_str (GVariant *dict, const char *key, const char *fallback)
+{
+  const char *value;
+  return g_variant_lookup (dict, key, "&s", &value) && *value ? value : fallback;
+}
+
+static guint64
+lookup_u64 (GVariant *dict, const char *key)
+{
+  guint64 value;
+  return g_variant_lookup (dict, key, "t", &value) ? value : 0;
+}
+
+static guint
+lookup_u32 (GVariant *dict, const char *key)
+{
+  guint32 value;
+  return g_variant_lookup (dict, key, "u", &value) ? value : 0;
+}
+
+static double
+lookup_double (GVariant *dict, const char *key, double fallback)
+{
+  double value;
+  return g_variant_lookup (dict, key, "d", &value) ? value : fallback;
+}
+
+/* ---- aligned text tables ---- */
+
+typedef struct {
+  guint n_columns;
+  const char *align;   /* per column: 'l' or 'r' */
+  GPtrArray *rows;     /* of GStrv, n_columns each */
+} Table;
+
+static void
+table_init (Table *table, const char *align)
+{
+  table->n_columns = strlen (align);
+  table->align = align;
+  table->rows = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
+}
+
+/* Adds a row of n_columns strings, taking ownership of each. */
+static void
+table_add (Table *table, ...)
+{
+  char **cells = g_new0 (char *, table->n_columns + 1);
+  va_list ap;
+  va_start (ap, table);
+  for (guint i = 0; i < table->n_columns; i++)
+    cells[i] = va_arg (ap, char *);
+  va_end (ap);
+  g_ptr_array_add (table->rows, cells);
+}
+
+static void
+pad (GString *out, gsize n)
+{
+  for (gsize i = 0; i < n; i++)
+    g_string_append_c (out, ' ');
+}
+
+/* Appends row `index` to out, padded to widths. Widths count characters,
+ * not bytes (VM names are UTF-8). */
+static void
+table_append_row (const Table *table, const gsize *widths, guint index, GString *out)
+{
+  char **cells = g_ptr_array_index (table->rows, index);
+  for (guint c = 0; c < table->n_columns; c++) {
+    gsize len = g_utf8_strlen (cells[c], -1);
+    gboolean last = c + 1 == table->n_columns;
+    if (c > 0)
+      g_string_append (out, "  ");
+    if (table->align[c] == 'r')
+      pad (out, widths[c] - len);
+    g_string_append (out, cells[c]);
+    if (table->align[c] != 'r' && !last)
+      pad (out, widths[c] - len);
+  }
+  g_string_append_c (out, '\n');
+}
+
+static gsize *
+table_widths (const Table *table)
+{
+  gsize *widths = g_new0 (gsize, table->n_columns);
+  for (guint r = 0; r < table->rows->len; r++) {
+    char **cells = g_ptr_array_index (table->rows, r);
+    for (guint c = 0; c < table->n_columns; c++)
+      widths[c] = MAX (widths[c], (gsize) g_utf8_strlen (cells[c], -1));
+  }
+  return widths;
+}
+
+static void
+table_clear (Table *table)
+{
+  g_clear_pointer (&table->rows, g_ptr_array_unref);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Table, table_clear)
+
+/* ---- JSON ---- */
+
+static char *
+json_text (JsonBuilder *builder)
+{
+  g_autoptr (JsonNode) root = json_builder_get_root (builder);
+  g_autoptr (JsonGenerator) generator = json_generator_new ();
+  json_generator_set_pretty (generator, TRUE);
+  json_generator_set_root (generator, root);
+  g_autofree char *text = json_generator_to_data (generator, NULL);
+  return g_strconcat (text, "\n", NULL);
+}
+
+/* ---- ListVMs ---- */
+
+typedef struct {
+  guint32 node;
+  guint64 bytes;
+} NodeBytes;
+
+static int
+compare_node (gconstpointer a, gconstpointer b)
+{
+  const NodeBytes *x = a, *y = b;
+  return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* The VM's node_bytes (a{ut}), sorted by node. */
+static GArray *
+vm_node_bytes (GVariant *vm)
+{
+  GArray *nodes = g_array_new (FALSE, FALSE, sizeof (NodeBytes));
+  g_autoptr (GVariant) dict = g_variant_lookup_value (vm, "node_bytes", G_VARIANT_TYPE ("a{ut}"));
+  if (dict) {
+    GVariantIter iter;
+    NodeBytes entry;
+    g_variant_iter_init (&iter, dict);
+    while (g_variant_iter_next (&iter, "{ut}", &entry.node, &entry.bytes))
+      g_array_append_val (nodes, entry);
+    g_array_sort (nodes, compare_node);
+  }
+  return nodes;
+}
+
+/* "0: 3.0 GiB, 1: 1.0 GiB", or "-". */
+static char *
+node_bytes_text (GVariant *vm)
+{
+  g_autoptr (GArray) nodes = vm_node_bytes (vm);
+  if (nodes->len == 0)
+    return g_strdup ("-");
+  g_autoptr (GString) text = g_string_new (NULL);
+  for (guint i = 0; i < nodes->len; i++) {
+    const NodeBytes *entry = &g_array_index (nodes, NodeBytes, i);
+    g_autofree char *size = vt_ctl_format_size (entry->bytes);
+    g_string_append_printf (text, "%s%u: %s", i ? ", " : "", entry->node, size);
+  }
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+static char *
+write_rate_text (GVariant *vm)
+{
+  double mbps = lookup_double (vm, "write_mbps", -1);
+  return mbps < 0 ? g_strdup ("-") : g_strdup_printf ("%.1f MB/s", mbps);
+}
+
+char *
+vt_ctl_format_vms_text (GVariant *vms)
+{
+  g_return_val_if_fail (g_variant_is_of_type (vms, G_VARIANT_TYPE ("aa{sv}")), NULL);
+
+  g_auto (Table) table = { 0 };
+  table_init (&table, "lllrrllrr");
+  table_add (&table, g_strdup ("NAME"), g_strdup ("VIA"), g_strdup ("STATE"), g_strdup ("RAM"),
+             g_strdup ("HOT"), g_strdup ("PER HOST NODE"), g_strdup ("SOURCE"),
+             g_strdup ("REGIONS"), g_strdup ("WRITES"));
+  gsize n_vms = g_variant_n_children (vms);
+  for (gsize i = 0; i < n_vms; i++) {
+    g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
+    table_add (&table, g_strdup (lookup_str (vm, "name", "?")), g_strdup (lookup_str (vm, "via", "-")),
+               g_strdup (lookup_str (vm, "state", "-")),
+               vt_ctl_format_size (lookup_u64 (vm, "ram_bytes")),
+               vt_ctl_format_size (lookup_u64 (vm, "hot_bytes")), node_bytes_text (vm),
+               g_strdup (lookup_str (vm, "source", "-")),
+               g_strdup_printf ("%u", lookup_u32 (vm, "nr_regions")), write_rate_text (vm));
+  }
+
+  g_autofree gsize *widths = table_widths (&table);
+  GString *out = g_string_new (NULL);
+  table_append_row (&table, widths, 0, out);
+  if (n_vms == 0)
+    g_string_append (out, "no VMs\n");
+  for (gsize i = 0; i < n_vms; i++) {
+    table_append_row (&table, widths, i + 1, out);
+    g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
+    if (g_strcmp0 (lookup_str (vm, "state", ""), "error") == 0)
+      g_string_append_printf (out, "  error: %s\n", lookup_str (vm, "error", "(no reason given)"));
+  }
+  return g_string_free (out, FALSE);
+}
+
+static void
+json_add_node_bytes (JsonBuilder *builder, GVariant *vm)
+{
+  g_autoptr (GArray) nodes = vm_node_bytes (vm);
+  json_builder_begin_object (builder);
+  for (guint i = 0; i < nodes->len; i++) {
+    const NodeBytes *entry = &g_array_index (nodes, NodeBytes, i);
+    g_autofree char *key = g_strdup_printf ("%u", entry->node);
+    json_builder_set_member_name (builder, key);
+    json_builder_add_int_value (builder, (gint64) entry->bytes);
+  }
+  json_builder_end_object (builder);
+}
+
+/* Every key of a dictionary, in JSON's own types (t and u as numbers,
+ * as as arrays); the VM keys that need a shape of their own get it. */
+static void
+json_add_dict_members (JsonBuilder *builder, GVariant *dict)
+{
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+  g_variant_iter_init (&iter, dict);
+  while (g_variant_iter_loop (&iter, "{&sv}", &key, &value)) {
+    json_builder_set_member_name (builder, key);
+    if (strcmp (key, "node_bytes") == 0)
+      json_add_node_bytes (builder, dict);
+    else if (strcmp (key, "write_mbps") == 0 && g_variant_is_of_type (value, G_VARIANT_TYPE_DOUBLE)
+             && g_variant_get_double (value) < 0)
+      json_builder_add_null_value (builder);
+    else
+      json_builder_add_value (builder, json_gvariant_serialize (value));
+  }
+}
+
+char *
+vt_ctl_format_vms_json (GVariant *vms)
+{
+  g_return_val_if_fail (g_variant_is_of_type (vms, G_VARIANT_TYPE ("aa{sv}")), NULL);
+
+  g_autoptr (JsonBuilder) builder = json_builder_new ();
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "vms");
+  json_builder_begin_array (builder);
+  gsize n_vms = g_variant_n_children (vms);
+  for (gsize i = 0; i < n_vms; i++) {
+    g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
+    json_builder_begin_object (builder);
+    json_add_dict_members (builder, vm);
+    json_builder_end_object (builder);
+  }
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+  return json_text (builder);
+}
+
+/* ---- GetHeat ---- */
+
+typedef struct {
+  guint64 guest_start, guest_end, hva_start;
+  guint32 nr_accesses, age;
+} HeatRegion;
+
+static int
+compare_guest_start (gconstpointer a, gconstpointer b)
+{
+  const HeatRegion *x = a, *y = b;
+  return x->guest_start < y->guest_start ? -1 : x->guest_start > y->guest_start;
+}
+
+static GArray *
+heat_regions_sorted (GVariant *regions)
+{
+  GArray *sorted = g_array_new (FALSE, FALSE, sizeof (HeatRegion));
+  GVariantIter iter;
+  HeatRegion r;
+  g_variant_iter_init (&iter, regions);
+  while (g_variant_iter_next (&iter, "(tttuu)", &r.guest_start, &r.guest_end, &r.hva_start,
+                              &r.nr_accesses, &r.age))
+    g_array_append_val (sorted, r);
+  g_array_sort (sorted, compare_guest_start);
+  return sorted;
+}
+
+static guint64
+region_size (const HeatRegion *r)
+{
+  return r->guest_end > r->guest_start ? r->guest_end - r->guest_start : 0;
+}
+
+/* Bytes in regions at or above the hot threshold; the count in *n_hot. */
+static guint64
+hot_bytes (GArray *regions, guint hot_threshold, guint *n_hot)
+{
+  guint64 bytes = 0;
+  *n_hot = 0;
+  for (guint i = 0; i < regions->len; i++) {
+    const HeatRegion *r = &g_array_index (regions, HeatRegion, i);
+    if (r->nr_accesses >= hot_threshold) {
+      bytes += region_size (r);
+      (*n_hot)++;
+    }
+  }
+  return bytes;
+}
+
+static char *
+heat_bar (guint nr_accesses, guint max_accesses)
+{
+  double fraction = MIN ((double) nr_accesses / MAX (max_accesses, 1u), 1.0);
+  guint filled = (guint) lround (fraction * HEAT_BAR_WIDTH);
+  char *bar = g_malloc (HEAT_BAR_WIDTH + 1);
+  memset (bar, '#', filled);
+  memset (bar + filled, '.', HEAT_BAR_WIDTH - filled);
+  bar[HEAT_BAR_WIDTH] = '\0';
+  return bar;
+}
+
+char *
+vt_ctl_format_heat_text (GVariant *info, GVariant *regions)
+{
+  g_return_val_if_fail (g_variant_is_of_type (info, G_VARIANT_TYPE_VARDICT), NULL);
+  g_return_val_if_fail (g_variant_is_of_type (regions, G_VARIANT_TYPE ("a(tttuu)")), NULL);
+
+  g_autoptr (GArray) sorted = heat_regions_sorted (regions);
+  guint max_accesses = lookup_u32 (info, "max_accesses");
+  guint hot_threshold = lookup_u32 (info, "hot_threshold");
+  guint64 aggr_us = lookup_u64 (info, "aggr_us");
+  guint n_hot;
+  g_autofree char *hot = vt_ctl_format_size (hot_bytes (sorted, hot_threshold, &n_hot));
+  g_autofree char *sample = vt_ctl_format_duration_us (lookup_u64 (info, "sample_us"));
+  g_autofree char *aggr = vt_ctl_format_duration_us (aggr_us);
+
+  GString *out = g_string_new (NULL);
+  g_string_append_printf (out,
+                          "%s: source %s, sampling every %s, aggregating every %s, "
+                          "hot from %u/%u accesses: %s in %u of %u regions\n",
+                          lookup_str (info, "name", "?"), lookup_str (info, "source", "-"), sample,
+                          aggr, hot_threshold, max_accesses, hot, n_hot, sorted->len);
+  if (sorted->len == 0) {
+    g_string_append (out, "no regions yet\n");
+    return g_string_free (out, FALSE);
+  }
+
+  g_auto (Table) table = { 0 };
+  table_init (&table, "lrrrl");
+  table_add (&table, g_strdup ("GUEST-PHYSICAL RANGE"), g_strdup ("SIZE"), g_strdup ("ACCESSES"),
+             g_strdup ("AGE"), g_strdup ("HEAT"));
+  for (guint i = 0; i < sorted->len; i++) {
+    const HeatRegion *r = &g_array_index (sorted, HeatRegion, i);
+    table_add (&table,
+               g_strdup_printf ("0x%012" G_GINT64_MODIFIER "x-0x%012" G_GINT64_MODIFIER "x",
+                                r->guest_start, r->guest_end),
+               vt_ctl_format_size (region_size (r)),
+               g_strdup_printf ("%u/%u", r->nr_accesses, max_accesses),
+               g_strdup_printf ("%u (%.1f s)", r->age, r->age * (double) aggr_us / 1e6),
+               heat_bar (r->nr_accesses, max_accesses));
+  }
+  g_autofree gsize *widths = table_widths (&table);
+  for (guint i = 0; i < table.rows->len; i++)
+    table_append_row (&table, widths, i, out);
+  return g_string_free (out, FALSE);
+}
+
+char *
+vt_ctl_format_heat_json (GVariant *info, GVariant *regions)
+{
+  g_return_val_if_fail (g_variant_is_of_type (info, G_VARIANT_TYPE_VARDICT), NULL);
+  g_return_val_if_fail (g_variant_is_of_type (regions, G_VARIANT_TYPE ("a(tttuu)")), NULL);
+
+  g_autoptr (GArray) sorted = heat_regions_sorted (regions);
+  guint hot_threshold = lookup_u32 (info, "hot_threshold");
+  guint64 aggr_us = lookup_u64 (info, "aggr_us");
+  guint n_hot;
+  guint64 hot = hot_bytes (sorted, hot_threshold, &n_hot);
+
+  g_autoptr (JsonBuilder) builder = json_builder_new ();
+  json_builder_begin_object (builder);
+  json_add_dict_members (builder, info);
+  json_builder_set_member_name (builder, "hot_bytes");
+  json_builder_add_int_value (builder, (gint64) hot);
+  json_builder_set_member_name (builder, "regions");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < sorted->len; i++) {
+    const HeatRegion *r = &g_array_index (sorted, HeatRegion, i);
+    json_builder_begin_object (builder);
+    json_builder_set_member_name (builder, "guest_start");
+    json_builder_add_int_value (builder, (gint64) r->guest_start);
+    json_builder_set_member_name (builder, "guest_end");
+    json_builder_add_int_value (builder, (gint64) r->guest_end);
+    json_builder_set_member_name (builder, "hva_start");
+    json_builder_add_int_value (builder, (gint64) r->hva_start);
+    json_builder_set_member_name (builder, "size");
+    json_builder_add_int_value (builder, (gint64) region_size (r));
+    json_builder_set_member_name (builder, "nr_accesses");
+    json_builder_add_int_value (builder, r->nr_accesses);
+    json_builder_set_member_name (builder, "age");
+    json_builder_add_int_value (builder, r->age);
+    json_builder_set_member_name (builder, "age_s");
+    json_builder_add_double_value (builder, r->age * (double) aggr_us / 1e6);
+    json_builder_set_member_name (builder, "hot");
+    json_builder_add_boolean_value (builder, r->nr_accesses >= hot_threshold);
+    json_builder_end_object (builder);
+  }
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+  return json_text (builder);
+}
+
+/* ---- GetHeatHistory ---- */
+
+void
+vt_ctl_heat_history_free (VtCtlHeatHistory *history)
+{
+  if (!history)
+    return;
+  g_free (history->name);
+  g_free (history->rows);
+  g_free (history->bins);
+  g_free (history);
+}
+
+static int
+compare_row_time (gconstpointer a, gconstpointer b)
+{
+  const VtHeatRow *x = a, *y = b;
+  return x->time_us < y->time_us ? -1 : x->time_us > y->time_us;
+}
+
+VtCtlHeatHistory *
+vt_ctl_heat_history_new (GVariant *info, GVariant *rows, GError **error)
+{
+  g_return_val_if_fail (g_variant_is_of_type (info, G_VARIANT_TYPE_VARDICT), NULL);
+  g_return_val_if_fail (g_variant_is_of_type (rows, G_VARIANT_TYPE ("a(xay)")), NULL);
+
+  g_autoptr (VtCtlHeatHistory) history = g_new0 (VtCtlHeatHistory, 1);
+  history->name = g_strdup (lookup_str (info, "name", "?"));
+  history->ram_bytes = lookup_u64 (info, "ram_bytes");
+  history->aggr_us = lookup_u64 (info, "aggr_us");
+  history->n_bins = lookup_u32 (info, "bins");
+  history->n_rows = g_variant_n_children (rows);
+  if (history->n_bins == 0 && history->n_rows > 0) {
+    /* No "bins" in info: the rows say it. */
+    g_autoptr (GVariant) first = g_variant_get_child_value (rows, 0);
+    g_autoptr (GVariant) bins = g_variant_get_child_value (first, 1);
+    history->n_bins = g_variant_n_children (bins);
+  }
+
+  history->rows = g_new0 (VtHeatRow, history->n_rows);
+  history->bins = g_malloc ((gsize) history->n_rows * history->n_bins);
+  for (guint i = 0; i < history->n_rows; i++) {
+    g_autoptr (GVariant) row = g_variant_get_child_value (rows, i);
+    g_autoptr (GVariant) bins = g_variant_get_child_value (row, 1);
+    gsize n;
+    const guint8 *values = g_variant_get_fixed_array (bins, &n, 1);
+    if (n != history->n_bins) {
+      g_set_error (error, VT_ERROR, VT_ERROR_INVALID,
+                   "heat history of %s: row %u has %" G_GSIZE_FORMAT " bins, expected %u", history->name, i, n,
+                   history->n_bins);
+      return NULL;
+    }
+    guint8 *copy = history->bins + (gsize) i * history->n_bins;
+    memcpy (copy, values, n);
+    g_variant_get_child (row, 0, "x", &history->rows[i].time_us);
+    history->rows[i].bins = copy;
+  }
+  /* Oldest first, whatever order vtierd sent; bins pointers move along. */
+  qsort (history->rows, history->n_rows, sizeof (VtHeatRow), compare_row_time);
+  return g_steal_pointer (&history);
+}
+
+static double
+history_span_s (const VtCtlHeatHistory *history)
+{
+  if (history->n_rows == 0)
+    return 0;
+  return (history->rows[history->n_rows - 1].time_us - history->rows[0].time_us) / 1e6;
+}
+
+char *
+vt_ctl_format_heatmap_text (const VtCtlHeatHistory *history, const char *path)
+{
+  g_autofree char *bin_size = vt_ctl_format_size (history->n_bins ? history->ram_bytes / history->n_bins : 0);
+  return g_strdup_printf ("%s: heat of %s, %u aggregations over %.1f s, %u bins of %s\n", path,
+                          history->name, history->n_rows, history_span_s (history),
+                          history->n_bins, bin_size);
+}
+
+char *
+vt_ctl_format_heatmap_json (const VtCtlHeatHistory *history, const char *path, guint width,
+                            guint height)
+{
+  g_autoptr (JsonBuilder) builder = json_builder_new ();
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "name");
+  json_builder_add_string_value (builder, history->name);
+  json_builder_set_member_name (builder, "file");
+  json_builder_add_string_value (builder, path);
+  json_builder_set_member_name (builder, "width");
+  json_builder_add_int_value (builder, width);
+  json_builder_set_member_name (builder, "height");
+  json_builder_add_int_value (builder, height);
+  json_builder_set_member_name (builder, "ram_bytes");
+  json_builder_add_int_value (builder, (gint64) history->ram_bytes);
+  json_builder_set_member_name (builder, "aggr_us");
+  json_builder_add_int_value (builder, (gint64) history->aggr_us);
+  json_builder_set_member_name (builder, "bins");
+  json_builder_add_int_value (builder, history->n_bins);
+  json_builder_set_member_name (builder, "rows");
+  json_builder_add_int_value (builder, history->n_rows);
+  json_builder_set_member_name (builder, "seconds");
+  json_builder_add_double_value (builder, history_span_s (history));
+  json_builder_end_object (builder);
+  return json_text (builder);
+}

@@ -1,0 +1,51 @@
+/* vtierctl's output: vtierd's D-Bus replies (GVariants of exactly the types
+ * of org.vtier.Manager1.xml) turned into text for people and JSON for
+ * scripts. No bus here, so all of it is testable with hand-built variants.
+ * Every function returns a newly allocated string ending in a newline. */
+#pragma once
+
+#include <glib.h>
+
+#include "ctl/vt-heatmap.h"
+
+/* Sizes in binary units with one decimal ("768.0 MiB"), bytes below 1 KiB
+ * as such ("512 B"). */
+char *vt_ctl_format_size (guint64 bytes);
+/* "250 us", "5 ms", "1.5 s". */
+char *vt_ctl_format_duration_us (guint64 us);
+
+/* ListVMs' reply (aa{sv}): a header and one line per VM, the error of a VM
+ * in state "error" on the line below it; "no VMs" when there are none. */
+char *vt_ctl_format_vms_text (GVariant *vms);
+/* {"vms": [{every key of the VM's dictionary}]}, node_bytes as an object
+ * keyed by node number, write_mbps null when unknown. */
+char *vt_ctl_format_vms_json (GVariant *vms);
+
+/* GetHeat's reply (a{sv}, a(tttuu)): a summary line and one line per
+ * region, sorted by guest-physical address. */
+char *vt_ctl_format_heat_text (GVariant *info, GVariant *regions);
+/* {every info key, "hot_bytes", "regions": [{guest_start, guest_end,
+ * hva_start, size, nr_accesses, age, age_s, hot}]}. */
+char *vt_ctl_format_heat_json (GVariant *info, GVariant *regions);
+
+/* GetHeatHistory's reply as plain data for vt_heatmap_write_png(). */
+typedef struct {
+  char *name;
+  guint64 ram_bytes;
+  guint64 aggr_us;
+  guint n_bins;
+  guint n_rows;
+  VtHeatRow *rows;  /* n_rows, oldest first; bins point into `bins` */
+  guint8 *bins;     /* n_rows × n_bins */
+} VtCtlHeatHistory;
+
+/* Fails with VT_ERROR_INVALID when rows differ in length or from info's
+ * "bins". Rows are sorted oldest first. */
+VtCtlHeatHistory *vt_ctl_heat_history_new (GVariant *info, GVariant *rows, GError **error);
+void vt_ctl_heat_history_free (VtCtlHeatHistory *history);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtCtlHeatHistory, vt_ctl_heat_history_free)
+
+/* What `vtierctl heatmap` wrote: a line of text, or its JSON. */
+char *vt_ctl_format_heatmap_text (const VtCtlHeatHistory *history, const char *path);
+char *vt_ctl_format_heatmap_json (const VtCtlHeatHistory *history, const char *path,
+                                  guint width, guint height);

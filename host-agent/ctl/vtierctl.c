@@ -1,0 +1,281 @@
+/* vtierctl: vtierd's command line. Fetches from org.vtier.Manager1 on the
+ * system bus (or VTIER_BUS_ADDRESS), prints with vt-ctl-format, draws with
+ * vt-heatmap. Exit status: 0 done, 1 failed, 2 bad usage. */
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/vt-error.h"
+#include "ctl/vt-ctl-format.h"
+#include "ctl/vt-heatmap.h"
+#include "vt-dbus-generated.h"
+
+#define BUS_NAME "org.vtier.Manager1"
+#define OBJECT_PATH "/org/vtier/Manager1"
+#define NOT_RUNNING "vtierd is not running (no " BUS_NAME " on the system bus)"
+
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+static gboolean opt_json;
+static char *opt_output;
+static int opt_width = 1200;
+static int opt_height = 600;
+
+static const GOptionEntry json_entries[] = {
+  { "json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON (and nothing else) on stdout", NULL },
+  G_OPTION_ENTRY_NULL
+};
+
+static const GOptionEntry heatmap_entries[] = {
+  { "output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output, "The PNG to write (required)", "FILE.png" },
+  { "width", 0, 0, G_OPTION_ARG_INT, &opt_width, "Image width in pixels (default 1200)", "W" },
+  { "height", 0, 0, G_OPTION_ARG_INT, &opt_height, "Image height in pixels (default 600)", "H" },
+  G_OPTION_ENTRY_NULL
+};
+
+typedef int (*CommandFunc) (VtDBusManager1 *manager, const char *vm);
+
+typedef struct {
+  const char *name;
+  const char *parameters;  /* after the name, for --help */
+  const char *summary;
+  gboolean takes_vm;
+  const GOptionEntry *entries;  /* besides --json, or NULL */
+  CommandFunc run;
+} Command;
+
+/* ---- talking to vtierd ---- */
+
+static GDBusConnection *
+connect_bus (GError **error)
+{
+  const char *address = g_getenv ("VTIER_BUS_ADDRESS");
+  if (address && *address) {
+    /* Tests and the testbed run their own bus. */
+    GDBusConnection *bus = g_dbus_connection_new_for_address_sync (
+      address,
+      G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
+      NULL, NULL, error);
+    if (!bus)
+      g_prefix_error (error, "cannot connect to the bus at %s: ", address);
+    return bus;
+  }
+  GDBusConnection *bus = g_bus_get_sync (G_BUS_TYPE_SYSTEM, NULL, error);
+  if (!bus)
+    g_prefix_error (error, "cannot connect to the system bus: ");
+  return bus;
+}
+
+static VtDBusManager1 *
+connect_manager (GError **error)
+{
+  g_autoptr (GDBusConnection) bus = connect_bus (error);
+  if (!bus)
+    return NULL;
+  /* No auto start: a missing vtierd is reported, not waited for. */
+  g_autoptr (VtDBusManager1) manager = vt_dbus_manager1_proxy_new_sync (
+    bus,
+    G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES | G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS
+      | G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START,
+    BUS_NAME, OBJECT_PATH, NULL, error);
+  if (!manager)
+    return NULL;
+  g_autofree char *owner = g_dbus_proxy_get_name_owner (G_DBUS_PROXY (manager));
+  if (!owner) {
+    g_set_error_literal (error, VT_ERROR, VT_ERROR_NOT_FOUND, NOT_RUNNING);
+    return NULL;
+  }
+  return g_steal_pointer (&manager);
+}
+
+/* Reports a failed call: vtierd's own message without the D-Bus error
+ * name, or that vtierd went away. */
+static int
+call_failed (GError *error)
+{
+  if (g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_SERVICE_UNKNOWN)
+      || g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_NAME_HAS_NO_OWNER)) {
+    g_printerr ("vtierctl: %s\n", NOT_RUNNING);
+    return EXIT_FAILED;
+  }
+  g_dbus_error_strip_remote_error (error);
+  g_printerr ("vtierctl: %s\n", error->message);
+  return EXIT_FAILED;
+}
+
+static void
+print_out (const char *text)
+{
+  fputs (text, stdout);
+}
+
+/* ---- the commands ---- */
+
+static int
+run_list (VtDBusManager1 *manager, const char *vm G_GNUC_UNUSED)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) vms = NULL;
+  if (!vt_dbus_manager1_call_list_vms_sync (manager, &vms, NULL, &error))
+    return call_failed (error);
+  g_autofree char *text = opt_json ? vt_ctl_format_vms_json (vms) : vt_ctl_format_vms_text (vms);
+  print_out (text);
+  return EXIT_OK;
+}
+
+static int
+run_heat (VtDBusManager1 *manager, const char *vm)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) info = NULL;
+  g_autoptr (GVariant) regions = NULL;
+  if (!vt_dbus_manager1_call_get_heat_sync (manager, vm, &info, &regions, NULL, &error))
+    return call_failed (error);
+  g_autofree char *text = opt_json ? vt_ctl_format_heat_json (info, regions)
+                                   : vt_ctl_format_heat_text (info, regions);
+  print_out (text);
+  return EXIT_OK;
+}
+
+static int
+run_heatmap (VtDBusManager1 *manager, const char *vm)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) info = NULL;
+  g_autoptr (GVariant) rows = NULL;
+  if (!vt_dbus_manager1_call_get_heat_history_sync (manager, vm, &info, &rows, NULL, &error))
+    return call_failed (error);
+  g_autoptr (VtCtlHeatHistory) history = vt_ctl_heat_history_new (info, rows, &error);
+  if (!history) {
+    g_printerr ("vtierctl: %s\n", error->message);
+    return EXIT_FAILED;
+  }
+  if (history->n_rows == 0) {
+    g_printerr ("vtierctl: no heat history yet for %s\n", vm);
+    return EXIT_FAILED;
+  }
+  g_autofree char *title = g_strdup_printf ("%s: guest RAM access heat", history->name);
+  if (!vt_heatmap_write_png (opt_output, title, history->ram_bytes, history->rows, history->n_rows,
+                             history->n_bins, opt_width, opt_height, &error)) {
+    g_printerr ("vtierctl: %s\n", error->message);
+    return EXIT_FAILED;
+  }
+  g_autofree char *text = opt_json
+    ? vt_ctl_format_heatmap_json (history, opt_output, opt_width, opt_height)
+    : vt_ctl_format_heatmap_text (history, opt_output);
+  print_out (text);
+  return EXIT_OK;
+}
+
+static const Command commands[] = {
+  { "list", "", "The VMs vtierd tracks: state, RAM, hot bytes, placement", FALSE, NULL, run_list },
+  { "heat", "VM", "A VM's regions of the last aggregation and their heat", TRUE, NULL, run_heat },
+  { "heatmap", "VM -o FILE.png", "A PNG heat map of a VM's recent aggregations (time × guest RAM)",
+    TRUE, heatmap_entries, run_heatmap },
+};
+
+static const Command *
+find_command (const char *name)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    if (strcmp (commands[i].name, name) == 0)
+      return &commands[i];
+  return NULL;
+}
+
+/* ---- usage ---- */
+
+static GOptionContext *
+main_context (void)
+{
+  GOptionContext *context = g_option_context_new ("COMMAND [ARGS…]");
+  g_autoptr (GString) summary = g_string_new ("Commands:");
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    g_string_append_printf (summary, "\n  %-9s %s", commands[i].name, commands[i].summary);
+  g_option_context_set_summary (context, summary->str);
+  g_option_context_set_description (context,
+    "\"vtierctl COMMAND --help\" describes a command. vtierctl asks vtierd\n"
+    "(" BUS_NAME " on the system bus; VTIER_BUS_ADDRESS names another bus).");
+  g_option_context_add_main_entries (context, json_entries, NULL);
+  /* Global options end at the command: its own options follow it. */
+  g_option_context_set_strict_posix (context, TRUE);
+  return context;
+}
+
+static GOptionContext *
+command_context (const Command *command)
+{
+  g_autofree char *parameters = g_strdup_printf ("%s %s", command->name, command->parameters);
+  GOptionContext *context = g_option_context_new (g_strstrip (parameters));
+  g_option_context_set_summary (context, command->summary);
+  g_option_context_add_main_entries (context, json_entries, NULL);
+  if (command->entries)
+    g_option_context_add_main_entries (context, command->entries, NULL);
+  return context;
+}
+
+static int
+usage_error (GOptionContext *context, const char *message)
+{
+  g_autofree char *help = g_option_context_get_help (context, TRUE, NULL);
+  g_printerr ("vtierctl: %s\n\n%s", message, help);
+  return EXIT_USAGE;
+}
+
+/* Checks what the options cannot: argument count, required -o, sizes. */
+static char *
+check_command_arguments (const Command *command, int n_args)
+{
+  int wanted = command->takes_vm ? 1 : 0;
+  if (n_args != wanted)
+    return g_strdup_printf ("%s takes %s", command->name,
+                            wanted ? "one argument, the VM's name" : "no arguments");
+  if (command->run == run_heatmap) {
+    if (!opt_output)
+      return g_strdup ("heatmap needs -o FILE.png");
+    if (opt_width < VT_HEATMAP_MIN_WIDTH || opt_width > VT_HEATMAP_MAX_SIDE
+        || opt_height < VT_HEATMAP_MIN_HEIGHT || opt_height > VT_HEATMAP_MAX_SIDE)
+      return g_strdup_printf ("the heat map must be %d×%d to %d×%d pixels", VT_HEATMAP_MIN_WIDTH,
+                              VT_HEATMAP_MIN_HEIGHT, VT_HEATMAP_MAX_SIDE, VT_HEATMAP_MAX_SIDE);
+  }
+  return NULL;
+}
+
+int
+main (int argc, char **argv)
+{
+  setlocale (LC_ALL, "");
+  /* Numbers print the same in every locale: scripts read the text too. */
+  setlocale (LC_NUMERIC, "C");
+
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GOptionContext) context = main_context ();
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    return usage_error (context, error->message);
+  if (argc < 2)
+    return usage_error (context, "no command given");
+  if (strcmp (argv[1], "help") == 0) {
+    g_autofree char *help = g_option_context_get_help (context, TRUE, NULL);
+    print_out (help);
+    return EXIT_OK;
+  }
+  const Command *command = find_command (argv[1]);
+  if (!command) {
+    g_autofree char *message = g_strdup_printf ("unknown command \"%s\"", argv[1]);
+    return usage_error (context, message);
+  }
+
+  g_autoptr (GOptionContext) command_options = command_context (command);
+  if (!g_option_context_parse (command_options, &argc, &argv, &error))
+    return usage_error (command_options, error->message);
+  g_autofree char *wrong = check_command_arguments (command, argc - 2);
+  if (wrong)
+    return usage_error (command_options, wrong);
+
+  g_autoptr (VtDBusManager1) manager = connect_manager (&error);
+  if (!manager) {
+    g_printerr ("vtierctl: %s\n", error->message);
+    return EXIT_FAILED;
+  }
+  return command->run (manager, command->takes_vm ? argv[2] : NULL);
+}

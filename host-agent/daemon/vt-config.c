@@ -1,0 +1,205 @@
+#include "daemon/vt-config.h"
+
+#include "common/vt-error.h"
+
+static const char *const sources[] = { "auto", "damon", "page-idle", "soft-dirty", NULL };
+
+gboolean
+vt_config_source_is_valid (const char *source)
+{
+  return source && g_strv_contains (sources, source);
+}
+
+VtConfig *
+vt_config_new_defaults (void)
+{
+  VtConfig *c = g_new0 (VtConfig, 1);
+  c->libvirt = TRUE;
+  c->libvirt_uri = g_strdup ("qemu:///system");
+  c->qmp_dirs = g_strsplit ("/run/vtier/qmp", ";", -1);
+  c->qmp_timeout_ms = 10000;
+  c->source = g_strdup ("auto");
+  c->damon_slots = 16;
+  c->dirty_rate_interval_s = 30;
+  c->sample_us = 5000;
+  c->aggr_us = 200000;
+  c->min_regions = 10;
+  c->max_regions = 1000;
+  c->hot_threshold_percent = 10;
+  c->history = 600;
+  c->residency_interval_s = 5;
+  return c;
+}
+
+void
+vt_config_free (VtConfig *c)
+{
+  if (!c)
+    return;
+  g_free (c->libvirt_uri);
+  g_strfreev (c->qmp_dirs);
+  g_free (c->source);
+  g_free (c);
+}
+
+/* Every option vtierd knows, with how to read it into VtConfig. */
+typedef enum { OPT_BOOL, OPT_STRING, OPT_LIST, OPT_UINT, OPT_UINT64 } OptType;
+typedef struct {
+  const char *group, *key;
+  OptType type;
+  gsize offset;
+  guint64 min, max; /* numbers only */
+} Option;
+
+#define OPT(g, k, t, field, lo, hi) { g, k, t, G_STRUCT_OFFSET (VtConfig, field), lo, hi }
+static const Option options[] = {
+  OPT ("discovery", "libvirt", OPT_BOOL, libvirt, 0, 0),
+  OPT ("discovery", "libvirt-uri", OPT_STRING, libvirt_uri, 0, 0),
+  OPT ("discovery", "qmp-dirs", OPT_LIST, qmp_dirs, 0, 0),
+  OPT ("discovery", "qmp-timeout-ms", OPT_UINT, qmp_timeout_ms, 100, 600000),
+  OPT ("access", "source", OPT_STRING, source, 0, 0),
+  OPT ("access", "damon-slots", OPT_UINT, damon_slots, 1, 256),
+  OPT ("access", "dirty-rate-interval", OPT_UINT, dirty_rate_interval_s, 0, 86400),
+  OPT ("regions", "sample-us", OPT_UINT64, sample_us, 100, 10000000),
+  OPT ("regions", "aggr-us", OPT_UINT64, aggr_us, 1000, 600000000),
+  OPT ("regions", "min-regions", OPT_UINT, min_regions, 3, 100000),
+  OPT ("regions", "max-regions", OPT_UINT, max_regions, 3, 100000),
+  OPT ("regions", "hot-threshold", OPT_UINT, hot_threshold_percent, 1, 100),
+  OPT ("regions", "history", OPT_UINT, history, 1, 100000),
+  OPT ("regions", "residency-interval", OPT_UINT, residency_interval_s, 1, 3600),
+};
+
+static const Option *
+find_option (const char *group, const char *key)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (options); i++)
+    if (g_str_equal (options[i].group, group) && g_str_equal (options[i].key, key))
+      return &options[i];
+  return NULL;
+}
+
+static gboolean
+group_is_known (const char *group)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (options); i++)
+    if (g_str_equal (options[i].group, group))
+      return TRUE;
+  return FALSE;
+}
+
+/* Reads one option into the config; on a bad value returns a message. */
+static char *
+read_option (GKeyFile *kf, const Option *o, VtConfig *c)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *raw = g_key_file_get_value (kf, o->group, o->key, NULL);
+  gpointer field = G_STRUCT_MEMBER_P (c, o->offset);
+
+  switch (o->type) {
+  case OPT_BOOL: {
+    gboolean v = g_key_file_get_boolean (kf, o->group, o->key, &error);
+    if (error)
+      return g_strdup_printf ("[%s] %s = '%s' is not true or false", o->group, o->key, raw);
+    *(gboolean *) field = v;
+    return NULL;
+  }
+  case OPT_STRING: {
+    g_autofree char *v = g_key_file_get_string (kf, o->group, o->key, NULL);
+    if (g_str_equal (o->key, "source") && !vt_config_source_is_valid (v))
+      return g_strdup_printf ("[access] source = '%s' is not one of auto, damon, page-idle, soft-dirty",
+                              raw);
+    if (!v || !*v)
+      return g_strdup_printf ("[%s] %s is empty", o->group, o->key);
+    g_free (*(char **) field);
+    *(char **) field = g_steal_pointer (&v);
+    return NULL;
+  }
+  case OPT_LIST: {
+    char **v = g_key_file_get_string_list (kf, o->group, o->key, NULL, NULL);
+    g_strfreev (*(char ***) field);
+    *(char ***) field = v ? v : g_new0 (char *, 1);
+    return NULL;
+  }
+  case OPT_UINT:
+  case OPT_UINT64: {
+    guint64 v;
+    if (!raw || !g_ascii_string_to_unsigned (g_strstrip (raw), 10, o->min, o->max, &v, NULL))
+      return g_strdup_printf ("[%s] %s = '%s' is not a whole number from %" G_GUINT64_FORMAT
+                              " to %" G_GUINT64_FORMAT, o->group, o->key, raw ? raw : "",
+                              o->min, o->max);
+    if (o->type == OPT_UINT)
+      *(guint *) field = (guint) v;
+    else
+      *(guint64 *) field = v;
+    return NULL;
+  }
+  }
+  return NULL;
+}
+
+static void
+problem (GPtrArray *problems, char *msg)
+{
+  if (problems)
+    g_ptr_array_add (problems, msg);
+  else
+    g_free (msg);
+}
+
+/* Relations between options; the defaults are restored where they break. */
+static void
+check_relations (VtConfig *c, GPtrArray *problems)
+{
+  g_autoptr (VtConfig) d = vt_config_new_defaults ();
+  if (c->min_regions > c->max_regions) {
+    problem (problems, g_strdup_printf ("[regions] min-regions %u is above max-regions %u; "
+                                        "using %u and %u", c->min_regions, c->max_regions,
+                                        d->min_regions, d->max_regions));
+    c->min_regions = d->min_regions;
+    c->max_regions = d->max_regions;
+  }
+  if (c->sample_us > c->aggr_us) {
+    problem (problems, g_strdup_printf ("[regions] sample-us %" G_GUINT64_FORMAT
+                                        " is above aggr-us %" G_GUINT64_FORMAT "; using %"
+                                        G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT,
+                                        c->sample_us, c->aggr_us, d->sample_us, d->aggr_us));
+    c->sample_us = d->sample_us;
+    c->aggr_us = d->aggr_us;
+  }
+}
+
+VtConfig *
+vt_config_load (const char *path, GPtrArray *problems, GError **error)
+{
+  g_autoptr (VtConfig) c = vt_config_new_defaults ();
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_autoptr (GError) local = NULL;
+
+  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, &local)) {
+    if (g_error_matches (local, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+      return g_steal_pointer (&c);
+    g_set_error (error, VT_ERROR, VT_ERROR_INVALID, "%s: %s", path, local->message);
+    return NULL;
+  }
+
+  g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
+  for (char **g = groups; *g; g++) {
+    if (!group_is_known (*g)) {
+      problem (problems, g_strdup_printf ("%s: unknown section [%s] ignored", path, *g));
+      continue;
+    }
+    g_auto (GStrv) keys = g_key_file_get_keys (kf, *g, NULL, NULL);
+    for (char **k = keys; k && *k; k++) {
+      const Option *o = find_option (*g, *k);
+      g_autofree char *msg = NULL;
+      if (!o)
+        msg = g_strdup_printf ("unknown option '%s' in [%s] ignored", *k, *g);
+      else if ((msg = read_option (kf, o, c)))
+        msg = g_strdup_printf ("%s; using the default", g_steal_pointer (&msg));
+      if (msg)
+        problem (problems, g_strdup_printf ("%s: %s", path, msg));
+    }
+  }
+  check_relations (c, problems);
+  return g_steal_pointer (&c);
+}

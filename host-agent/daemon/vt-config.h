@@ -1,0 +1,35 @@
+/* vtierd's configuration: /etc/vtier/vtierd.conf, a GKeyFile. Every option,
+ * its default and its meaning are in host-agent/data/vtierd.conf. A typo (an
+ * unknown group or key) or a bad value is reported with its name, and the
+ * default is used for it: vtierd keeps running. */
+#pragma once
+
+#include <glib.h>
+
+typedef struct {
+  /* [discovery] */
+  gboolean libvirt;
+  char *libvirt_uri;
+  char **qmp_dirs;
+  guint qmp_timeout_ms;
+  /* [access] */
+  char *source; /* auto | damon | page-idle | soft-dirty */
+  guint damon_slots;
+  guint dirty_rate_interval_s; /* 0 = off */
+  /* [regions] */
+  guint64 sample_us, aggr_us;
+  guint min_regions, max_regions;
+  guint hot_threshold_percent;
+  guint history;
+  guint residency_interval_s;
+} VtConfig;
+
+VtConfig *vt_config_new_defaults (void);
+/* Loads `path` over the defaults. A missing file is not an error (defaults).
+ * `problems` collects one message per ignored option (may be NULL). FALSE
+ * only when the file exists but cannot be parsed at all. */
+VtConfig *vt_config_load (const char *path, GPtrArray *problems, GError **error);
+void vt_config_free (VtConfig *config);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtConfig, vt_config_free)
+
+gboolean vt_config_source_is_valid (const char *source);

@@ -1,0 +1,233 @@
+#include "daemon/vt-manager.h"
+
+#include "access/vt-access.h"
+#include "daemon/vt-vm.h"
+#include "discovery/vt-libvirt-discovery.h"
+#include "discovery/vt-qmp-discovery.h"
+#include "vt-dbus-generated.h"
+
+#define OBJECT_PATH "/org/vtier/Manager1"
+
+struct _VtManager {
+  VtConfig *config;
+  VtAccess *access;
+  GHashTable *vms; /* name -> VtVm */
+  VtLibvirtDiscovery *libvirt;
+  VtQmpDiscovery *qmp;
+  VtDBusManager1 *skeleton;
+};
+
+static void
+on_snapshot (gpointer key, const VtRegion *regions, guint n, gpointer data)
+{
+  (void) data;
+  vt_vm_load_snapshot (VT_VM (key), regions, n);
+}
+
+static void
+on_found (const char *name, const char *uuid, const char *via, VtQmp *qmp, gpointer data)
+{
+  VtManager *m = data;
+  VtVm *old = g_hash_table_lookup (m->vms, name);
+  if (old) {
+    g_warning ("VM %s found through %s, but a VM of that name is already tracked through %s; "
+               "ignoring the second", name, via, vt_vm_get_via (old));
+    return;
+  }
+  VtVm *vm = vt_vm_new (name, uuid, via, qmp, m->access, m->config);
+  g_hash_table_insert (m->vms, g_strdup (name), vm);
+  g_message ("VM %s found through %s", name, via);
+  vt_vm_start (vm);
+  if (m->skeleton)
+    vt_dbus_manager1_emit_vmadded (m->skeleton, name);
+}
+
+static void
+on_lost (const char *name, const char *via, gpointer data)
+{
+  VtManager *m = data;
+  VtVm *vm = g_hash_table_lookup (m->vms, name);
+  if (!vm || !g_str_equal (vt_vm_get_via (vm), via))
+    return;
+  g_message ("VM %s gone (%s)", name, via);
+  vt_vm_stop (vm);
+  g_hash_table_remove (m->vms, name);
+  if (m->skeleton)
+    vt_dbus_manager1_emit_vmremoved (m->skeleton, name);
+}
+
+/* ---- D-Bus ---- */
+
+static gint
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (vt_vm_get_name (*(VtVm **) a), vt_vm_get_name (*(VtVm **) b));
+}
+
+static gboolean
+on_list_vms (VtDBusManager1 *iface, GDBusMethodInvocation *inv, gpointer data)
+{
+  VtManager *m = data;
+  g_autoptr (GPtrArray) vms = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer vm;
+  g_hash_table_iter_init (&it, m->vms);
+  while (g_hash_table_iter_next (&it, NULL, &vm))
+    g_ptr_array_add (vms, vm);
+  g_ptr_array_sort (vms, compare_names);
+  GVariantBuilder b;
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("aa{sv}"));
+  for (guint i = 0; i < vms->len; i++)
+    g_variant_builder_add_value (&b, vt_vm_to_variant (vms->pdata[i]));
+  vt_dbus_manager1_complete_list_vms (iface, inv, g_variant_builder_end (&b));
+  return TRUE;
+}
+
+/* The tracked VM of that name, or an error already returned to the caller. */
+static VtVm *
+tracked_vm (VtManager *m, GDBusMethodInvocation *inv, const char *name)
+{
+  VtVm *vm = g_hash_table_lookup (m->vms, name);
+  if (!vm) {
+    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS,
+                                           "no VM named '%s'", name);
+    return NULL;
+  }
+  if (!vt_vm_get_tracker (vm)) {
+    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_FAILED,
+                                           "VM %s is not tracked yet: %s%s%s", name,
+                                           vt_vm_get_state (vm), vt_vm_get_error (vm) ? ": " : "",
+                                           vt_vm_get_error (vm) ? vt_vm_get_error (vm) : "");
+    return NULL;
+  }
+  return vm;
+}
+
+/* Regions cut at guest-physical boundaries (a block may have holes). */
+static void
+add_region (GVariantBuilder *b, const VtRamMap *map, const VtRegion *r)
+{
+  for (guint i = 0; i < map->blocks->len; i++) {
+    const VtRamBlock *blk = map->blocks->pdata[i];
+    for (guint j = 0; blk->gpa && j < blk->gpa->len; j++) {
+      const VtGpaRange *g = &g_array_index (blk->gpa, VtGpaRange, j);
+      guint64 hs = blk->hva + g->offset, he = hs + g->size;
+      guint64 s = MAX (r->start, hs), e = MIN (r->end, he);
+      if (s < e)
+        g_variant_builder_add (b, "(tttuu)", g->gpa + (s - hs), g->gpa + (e - hs), s,
+                               r->nr_accesses, r->age);
+    }
+  }
+}
+
+static gboolean
+on_get_heat (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name, gpointer data)
+{
+  VtVm *vm = tracked_vm (data, inv, name);
+  if (!vm)
+    return TRUE;
+  VtTracker *t = vt_vm_get_tracker (vm);
+  const VtRegionAttrs *attrs = vt_tracker_attrs (t);
+  GVariantDict info;
+  g_variant_dict_init (&info, NULL);
+  g_variant_dict_insert (&info, "name", "s", name);
+  g_variant_dict_insert (&info, "source", "s", vt_tracker_source (t));
+  g_variant_dict_insert (&info, "max_accesses", "u", vt_tracker_max_accesses (t));
+  g_variant_dict_insert (&info, "sample_us", "t", attrs->sample_us);
+  g_variant_dict_insert (&info, "aggr_us", "t", attrs->aggr_us);
+  g_variant_dict_insert (&info, "hot_threshold", "u", vt_tracker_hot_threshold (t));
+
+  GVariantBuilder regions;
+  g_variant_builder_init (&regions, G_VARIANT_TYPE ("a(tttuu)"));
+  guint n;
+  const VtRegion *r = vt_tracker_regions (t, &n);
+  for (guint i = 0; i < n; i++)
+    add_region (&regions, vt_vm_get_ram_map (vm), &r[i]);
+  vt_dbus_manager1_complete_get_heat (iface, inv, g_variant_dict_end (&info),
+                                      g_variant_builder_end (&regions));
+  return TRUE;
+}
+
+static gboolean
+on_get_heat_history (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name,
+                     gpointer data)
+{
+  VtVm *vm = tracked_vm (data, inv, name);
+  if (!vm)
+    return TRUE;
+  VtTracker *t = vt_vm_get_tracker (vm);
+  GVariantDict info;
+  g_variant_dict_init (&info, NULL);
+  g_variant_dict_insert (&info, "name", "s", name);
+  g_variant_dict_insert (&info, "ram_bytes", "t", vt_vm_get_ram_map (vm)->total);
+  g_variant_dict_insert (&info, "bins", "u", (guint32) VT_HISTORY_BINS);
+  g_variant_dict_insert (&info, "aggr_us", "t", vt_tracker_attrs (t)->aggr_us);
+
+  GVariantBuilder rows;
+  g_variant_builder_init (&rows, G_VARIANT_TYPE ("a(xay)"));
+  guint n;
+  const VtHeatRow *h = vt_tracker_history (t, &n);
+  for (guint i = 0; i < n; i++)
+    g_variant_builder_add (&rows, "(x@ay)", h[i].time_us,
+                           g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, h[i].bins,
+                                                      VT_HISTORY_BINS, 1));
+  vt_dbus_manager1_complete_get_heat_history (iface, inv, g_variant_dict_end (&info),
+                                              g_variant_builder_end (&rows));
+  return TRUE;
+}
+
+gboolean
+vt_manager_export (VtManager *m, GDBusConnection *bus, GError **error)
+{
+  m->skeleton = vt_dbus_manager1_skeleton_new ();
+  vt_dbus_manager1_set_version (m->skeleton, PACKAGE_VERSION);
+  vt_dbus_manager1_set_sources (m->skeleton, vt_access_available (m->access));
+  g_signal_connect (m->skeleton, "handle-list-vms", G_CALLBACK (on_list_vms), m);
+  g_signal_connect (m->skeleton, "handle-get-heat", G_CALLBACK (on_get_heat), m);
+  g_signal_connect (m->skeleton, "handle-get-heat-history", G_CALLBACK (on_get_heat_history), m);
+  return g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (m->skeleton), bus,
+                                           OBJECT_PATH, error);
+}
+
+VtManager *
+vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir)
+{
+  static const VtDiscoveryEvents events = { on_found, on_lost };
+  VtManager *m = g_new0 (VtManager, 1);
+  m->config = config;
+  m->vms = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  m->access = vt_access_new (sysfs_root, state_dir, config->source, config->damon_slots,
+                             on_snapshot, m);
+  for (const char *const *s = vt_access_available (m->access); *s; s++)
+    g_message ("access source available: %s", *s);
+  static const char *const all[] = { "damon", "page-idle", "soft-dirty" };
+  for (gsize i = 0; i < G_N_ELEMENTS (all); i++)
+    if (vt_access_unavailable_reason (m->access, all[i]))
+      g_message ("access source %s not available: %s", all[i],
+                 vt_access_unavailable_reason (m->access, all[i]));
+
+  if (config->libvirt)
+    m->libvirt = vt_libvirt_discovery_new (config->libvirt_uri, config->qmp_timeout_ms, &events, m);
+  if (config->qmp_dirs && config->qmp_dirs[0])
+    m->qmp = vt_qmp_discovery_new ((const char *const *) config->qmp_dirs, config->qmp_timeout_ms,
+                                   &events, m);
+  return m;
+}
+
+void
+vt_manager_free (VtManager *m)
+{
+  if (!m)
+    return;
+  /* VMs first: their trackers hold access targets. */
+  g_clear_pointer (&m->libvirt, vt_libvirt_discovery_free);
+  g_clear_pointer (&m->qmp, vt_qmp_discovery_free);
+  g_hash_table_remove_all (m->vms);
+  g_hash_table_unref (m->vms);
+  g_clear_pointer (&m->access, vt_access_free);
+  if (m->skeleton)
+    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (m->skeleton));
+  g_clear_object (&m->skeleton);
+  vt_config_free (m->config);
+  g_free (m);
+}

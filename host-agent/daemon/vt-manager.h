@@ -1,0 +1,16 @@
+/* The VMs of the host and the control API: discovery reports VMs, the
+ * manager keeps a VtVm per VM, routes access-source snapshots to it, and
+ * serves org.vtier.Manager1 on D-Bus. */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "daemon/vt-config.h"
+
+typedef struct _VtManager VtManager;
+
+/* Takes the config. sysfs_root is "/" on a host. */
+VtManager *vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir);
+gboolean vt_manager_export (VtManager *manager, GDBusConnection *bus, GError **error);
+void vt_manager_free (VtManager *manager);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtManager, vt_manager_free)

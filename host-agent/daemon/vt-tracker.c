@@ -1,0 +1,227 @@
+#include "daemon/vt-tracker.h"
+
+#include <string.h>
+
+#include "common/vt-error.h"
+
+struct _VtTracker {
+  const VtRamMap *map;
+  VtRegionAttrs attrs;
+  VtRegionSet *regions;
+  VtAccessTarget *target;
+  guint hot_threshold;
+  guint64 aggregations;
+  /* own sampler */
+  guint sample_timer;
+  guint samples_per_aggr, samples;
+  /* history: a ring of rows */
+  VtHeatRow *history;
+  guint history_len, history_cap, history_head;
+  VtTrackerFailFunc fail;
+  gpointer fail_data;
+};
+
+void
+vt_heat_row_fill (VtHeatRow *row, const VtRamMap *map, const VtRegion *regions, guint n,
+                  guint max_accesses)
+{
+  double sums[VT_HISTORY_BINS] = { 0 };
+  double bin_size = (double) MAX (map->total, 1) / VT_HISTORY_BINS;
+
+  for (guint i = 0; i < n; i++) {
+    guint64 off;
+    if (!vt_ram_map_hva_to_offset (map, regions[i].start, &off))
+      continue;
+    /* A region lies in one RAM block, so its offsets are contiguous. */
+    double a = (double) off, b = a + (double) (regions[i].end - regions[i].start);
+    double heat = 255.0 * MIN (regions[i].nr_accesses, max_accesses) / MAX (max_accesses, 1);
+    for (guint bin = (guint) (a / bin_size); bin < VT_HISTORY_BINS && bin * bin_size < b; bin++) {
+      double lo = MAX (a, bin * bin_size), hi = MIN (b, (bin + 1) * bin_size);
+      if (hi > lo)
+        sums[bin] += heat * (hi - lo);
+    }
+  }
+  row->time_us = g_get_real_time ();
+  for (guint bin = 0; bin < VT_HISTORY_BINS; bin++)
+    row->bins[bin] = (guint8) CLAMP (sums[bin] / bin_size + 0.5, 0, 255);
+}
+
+static void
+record_aggregation (VtTracker *t)
+{
+  guint n;
+  const VtRegion *r = vt_region_set_regions (t->regions, &n);
+  guint slot = (t->history_head + t->history_len) % t->history_cap;
+  if (t->history_len == t->history_cap)
+    t->history_head = (t->history_head + 1) % t->history_cap;
+  else
+    t->history_len++;
+  vt_heat_row_fill (&t->history[slot], t->map, r, n, vt_region_set_max_accesses (t->regions));
+  t->aggregations++;
+}
+
+static gboolean
+on_sample (gpointer data)
+{
+  VtTracker *t = data;
+  gpointer prims_data;
+  const VtAccessPrimitives *prims = vt_access_target_primitives (t->target, &prims_data);
+
+  vt_region_set_sample (t->regions, prims, prims_data);
+  g_autoptr (GError) error = vt_access_target_take_error (t->target);
+  if (error) {
+    t->sample_timer = 0;
+    t->fail (error, t->fail_data);
+    return G_SOURCE_REMOVE;
+  }
+  if (++t->samples >= t->samples_per_aggr) {
+    t->samples = 0;
+    vt_region_set_aggregate (t->regions);
+    record_aggregation (t);
+  }
+  return G_SOURCE_CONTINUE;
+}
+
+static gint
+range_cmp (gconstpointer a, gconstpointer b)
+{
+  guint64 x = ((const VtAddrRange *) a)->start, y = ((const VtAddrRange *) b)->start;
+  return x < y ? -1 : x > y;
+}
+
+static GArray *
+ram_ranges (const VtRamMap *map)
+{
+  GArray *ranges = g_array_new (FALSE, FALSE, sizeof (VtAddrRange));
+  for (guint i = 0; i < map->blocks->len; i++) {
+    const VtRamBlock *b = map->blocks->pdata[i];
+    VtAddrRange r = { b->hva, b->hva + b->size };
+    g_array_append_val (ranges, r);
+  }
+  g_array_sort (ranges, range_cmp);
+  return ranges;
+}
+
+VtTracker *
+vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map, GPid pid,
+                gpointer key, VtTrackerFailFunc fail, gpointer user_data, GError **error)
+{
+  g_autoptr (VtTracker) t = g_new0 (VtTracker, 1);
+  g_autoptr (GArray) ranges = ram_ranges (map);
+
+  t->map = map;
+  t->fail = fail;
+  t->fail_data = user_data;
+  t->attrs = (VtRegionAttrs) { config->sample_us, config->aggr_us, config->min_regions,
+                               config->max_regions };
+  t->regions = vt_region_set_new (&t->attrs, (VtAddrRange *) ranges->data, ranges->len,
+                                  (guint64) pid);
+  if (!t->regions) {
+    g_set_error (error, VT_ERROR, VT_ERROR_INVALID,
+                 "the guest RAM ranges cannot be tiled with %u..%u regions", t->attrs.min_nr_regions,
+                 t->attrs.max_nr_regions);
+    return NULL;
+  }
+  guint max = vt_region_set_max_accesses (t->regions);
+  t->hot_threshold = MAX (1, (max * config->hot_threshold_percent + 99) / 100);
+  t->history_cap = MAX (config->history, 1);
+  t->history = g_new0 (VtHeatRow, t->history_cap);
+
+  t->target = vt_access_attach (access, key, pid, (VtAddrRange *) ranges->data, ranges->len,
+                                &t->attrs, error);
+  if (!t->target)
+    return NULL;
+  if (!vt_access_target_in_kernel (t->target)) {
+    t->samples_per_aggr = (guint) (config->aggr_us / config->sample_us);
+    t->sample_timer = g_timeout_add (MAX (1, config->sample_us / 1000), on_sample, t);
+  }
+  return g_steal_pointer (&t);
+}
+
+void
+vt_tracker_free (VtTracker *t)
+{
+  if (!t)
+    return;
+  g_clear_handle_id (&t->sample_timer, g_source_remove);
+  g_clear_pointer (&t->target, vt_access_detach);
+  g_clear_pointer (&t->regions, vt_region_set_free);
+  g_free (t->history);
+  g_free (t);
+}
+
+void
+vt_tracker_load (VtTracker *t, const VtRegion *regions, guint n)
+{
+  vt_region_set_load (t->regions, regions, n);
+  record_aggregation (t);
+}
+
+const VtRegion *
+vt_tracker_regions (VtTracker *t, guint *n)
+{
+  return vt_region_set_regions (t->regions, n);
+}
+
+guint
+vt_tracker_max_accesses (VtTracker *t)
+{
+  return vt_region_set_max_accesses (t->regions);
+}
+
+guint
+vt_tracker_hot_threshold (VtTracker *t)
+{
+  return t->hot_threshold;
+}
+
+guint64
+vt_tracker_hot_bytes (VtTracker *t)
+{
+  return vt_region_set_bytes_at_least (t->regions, t->hot_threshold);
+}
+
+guint64
+vt_tracker_aggregations (VtTracker *t)
+{
+  return t->aggregations;
+}
+
+const VtRegionAttrs *
+vt_tracker_attrs (VtTracker *t)
+{
+  return &t->attrs;
+}
+
+const char *
+vt_tracker_source (VtTracker *t)
+{
+  return vt_access_target_source (t->target);
+}
+
+const char *
+vt_tracker_reason (VtTracker *t)
+{
+  return vt_access_target_reason (t->target);
+}
+
+GPid
+vt_tracker_kdamond (VtTracker *t)
+{
+  return vt_access_target_kdamond (t->target);
+}
+
+const VtHeatRow *
+vt_tracker_history (VtTracker *t, guint *n)
+{
+  /* Rotate the ring so the oldest row is first: callers read it linearly. */
+  if (t->history_head != 0) {
+    g_autofree VtHeatRow *tmp = g_new (VtHeatRow, t->history_len);
+    for (guint i = 0; i < t->history_len; i++)
+      tmp[i] = t->history[(t->history_head + i) % t->history_cap];
+    memcpy (t->history, tmp, t->history_len * sizeof (VtHeatRow));
+    t->history_head = 0;
+  }
+  *n = t->history_len;
+  return t->history;
+}

@@ -1,0 +1,54 @@
+/* A VM's heat: its region set over its guest RAM, fed either by kernel
+ * DAMON's snapshots or by vtierd's own sampler (timers on the main loop),
+ * and the recent history of aggregations for heat maps. */
+#pragma once
+
+#include <glib.h>
+
+#include "access/vt-access.h"
+#include "daemon/vt-config.h"
+#include "ram-map/vt-ram-map.h"
+#include "regions/vt-regions.h"
+
+G_BEGIN_DECLS
+
+#define VT_HISTORY_BINS 256
+
+typedef struct {
+  gint64 time_us;                /* wall clock, µs since the epoch */
+  guint8 bins[VT_HISTORY_BINS];  /* heat 0..255 per equal slice of guest RAM */
+} VtHeatRow;
+
+typedef struct _VtTracker VtTracker;
+/* The source failed for good (e.g. the VM is gone). */
+typedef void (*VtTrackerFailFunc) (const GError *error, gpointer user_data);
+
+/* `map` is borrowed and must outlive the tracker. `key` identifies the VM in
+ * the access source's snapshot callbacks. */
+VtTracker *vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map,
+                           GPid pid, gpointer key, VtTrackerFailFunc fail, gpointer user_data,
+                           GError **error);
+void vt_tracker_free (VtTracker *tracker);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtTracker, vt_tracker_free)
+
+/* A finished aggregation from the kernel. */
+void vt_tracker_load (VtTracker *tracker, const VtRegion *regions, guint n);
+
+const VtRegion *vt_tracker_regions (VtTracker *tracker, guint *n);
+guint vt_tracker_max_accesses (VtTracker *tracker);
+guint vt_tracker_hot_threshold (VtTracker *tracker); /* nr_accesses from which hot */
+guint64 vt_tracker_hot_bytes (VtTracker *tracker);
+guint64 vt_tracker_aggregations (VtTracker *tracker);
+const VtRegionAttrs *vt_tracker_attrs (VtTracker *tracker);
+const char *vt_tracker_source (VtTracker *tracker);
+const char *vt_tracker_reason (VtTracker *tracker);
+GPid vt_tracker_kdamond (VtTracker *tracker);
+
+/* Oldest first. */
+const VtHeatRow *vt_tracker_history (VtTracker *tracker, guint *n);
+
+/* Exposed for tests: the heat row of a region set over a RAM map. */
+void vt_heat_row_fill (VtHeatRow *row, const VtRamMap *map, const VtRegion *regions, guint n,
+                       guint max_accesses);
+
+G_END_DECLS

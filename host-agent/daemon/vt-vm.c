@@ -1,0 +1,384 @@
+#include "daemon/vt-vm.h"
+
+#include "access/vt-dirty-rate.h"
+#include "common/vt-error.h"
+#include "common/vt-sysfs.h"
+
+#define RETRY_SECONDS 30
+
+struct _VtVm {
+  GObject parent;
+  char *name, *uuid, *via;
+  VtQmp *qmp;
+  VtAccess *access;
+  const VtConfig *config;
+  GCancellable *cancel;
+
+  char *state, *error;
+  GPid pid;
+  /* set-up results */
+  JsonNode *memdevs;
+  char *ramblocks, *mtree;
+  VtRamMap *map;
+  VtTracker *tracker;
+  VtDirtyRatePoller *dirty;
+  double write_mbps;
+  guint residency_timer, retry_timer;
+};
+
+G_DEFINE_FINAL_TYPE (VtVm, vt_vm, G_TYPE_OBJECT)
+
+static void set_up (VtVm *vm);
+
+static void
+set_state (VtVm *vm, const char *state, const char *error)
+{
+  if (g_strcmp0 (vm->error, error) != 0 && error)
+    g_warning ("VM %s: %s", vm->name, error);
+  g_free (vm->state);
+  vm->state = g_strdup (state);
+  g_free (vm->error);
+  vm->error = g_strdup (error);
+}
+
+static void
+tear_down_tracking (VtVm *vm)
+{
+  g_clear_handle_id (&vm->residency_timer, g_source_remove);
+  g_clear_pointer (&vm->dirty, vt_dirty_rate_poller_free);
+  g_clear_pointer (&vm->tracker, vt_tracker_free);
+  g_clear_pointer (&vm->map, vt_ram_map_free);
+  g_clear_pointer (&vm->memdevs, json_node_unref);
+  g_clear_pointer (&vm->ramblocks, g_free);
+  g_clear_pointer (&vm->mtree, g_free);
+}
+
+static gboolean
+on_retry (gpointer data)
+{
+  VtVm *vm = data;
+  vm->retry_timer = 0;
+  set_up (vm);
+  return G_SOURCE_REMOVE;
+}
+
+/* A set-up step failed: say why, try again later. */
+static void
+fail (VtVm *vm, const char *step, const GError *error)
+{
+  g_autofree char *msg = g_strdup_printf ("%s: %s (retrying in %d s)", step, error->message,
+                                          RETRY_SECONDS);
+  tear_down_tracking (vm);
+  set_state (vm, "error", msg);
+  if (!vm->retry_timer && !g_cancellable_is_cancelled (vm->cancel))
+    vm->retry_timer = g_timeout_add_seconds (RETRY_SECONDS, on_retry, vm);
+}
+
+static gboolean
+cancelled (const GError *error)
+{
+  return g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
+static void
+on_tracker_failed (const GError *error, gpointer data)
+{
+  fail (data, "access source", error);
+}
+
+static void
+on_dirty_rate (const VtDirtyRate *rate, const GError *error, gpointer data)
+{
+  VtVm *vm = data;
+  if (rate)
+    vm->write_mbps = rate->mbps;
+  else
+    g_debug ("VM %s: dirty rate: %s", vm->name, error->message);
+}
+
+static gboolean
+read_residency (VtVm *vm, GError **error)
+{
+  g_autofree char *numa_path = g_strdup_printf ("proc/%d/numa_maps", vm->pid);
+  g_autofree char *numa_maps = vt_sysfs_read (numa_path, error);
+  if (!numa_maps)
+    return FALSE;
+  g_autofree char *smaps_path = g_strdup_printf ("proc/%d/smaps", vm->pid);
+  g_autofree char *smaps = vt_sysfs_read (smaps_path, NULL);
+  return vt_ram_map_read_residency (vm->map, numa_maps, smaps, error);
+}
+
+static gboolean
+on_residency_timer (gpointer data)
+{
+  VtVm *vm = data;
+  g_autoptr (GError) error = NULL;
+  if (!read_residency (vm, &error))
+    g_debug ("VM %s: residency: %s", vm->name, error->message);
+  return G_SOURCE_CONTINUE;
+}
+
+static char **
+read_cmdline (GPid pid, GError **error)
+{
+  g_autofree char *path = g_strdup_printf ("proc/%d/cmdline", pid);
+  g_autofree char *full = vt_sysfs_path (path);
+  g_autofree char *contents = NULL;
+  gsize len;
+  if (!g_file_get_contents (full, &contents, &len, NULL)) {
+    g_set_error (error, VT_ERROR, VT_ERROR_GONE, "QEMU process %d is gone", pid);
+    return NULL;
+  }
+  return vt_ram_map_split_cmdline (contents, len);
+}
+
+/* Last step: the map from what QEMU said, then tracking. */
+static void
+start_tracking (VtVm *vm)
+{
+  g_autoptr (GError) error = NULL;
+  g_auto (GStrv) argv = read_cmdline (vm->pid, &error);
+  g_autoptr (GHashTable) nodes = NULL, kinds = NULL;
+  g_autoptr (GPtrArray) rows = NULL;
+  g_autoptr (GArray) mtree = NULL;
+
+  if (!argv || !vt_ram_map_parse_cmdline ((const char *const *) argv, &nodes, &kinds, &error) ||
+      !(rows = vt_ram_map_parse_ramblocks (vm->ramblocks, &error)) ||
+      !(mtree = vt_ram_map_parse_mtree (vm->mtree, &error)) ||
+      !(vm->map = vt_ram_map_build (json_node_get_array (vm->memdevs), rows, mtree, nodes, kinds,
+                                    &error))) {
+    fail (vm, "guest RAM map", error);
+    return;
+  }
+  if (!read_residency (vm, &error)) {
+    fail (vm, "guest RAM residency", error);
+    return;
+  }
+  vm->tracker = vt_tracker_new (vm->access, vm->config, vm->map, vm->pid, vm, on_tracker_failed,
+                                vm, &error);
+  if (!vm->tracker) {
+    fail (vm, "access source", error);
+    return;
+  }
+  vm->residency_timer = g_timeout_add_seconds (vm->config->residency_interval_s,
+                                               on_residency_timer, vm);
+  if (vm->config->dirty_rate_interval_s > 0)
+    vm->dirty = vt_dirty_rate_poller_new (vm->qmp, vm->config->dirty_rate_interval_s,
+                                          on_dirty_rate, vm);
+  g_message ("VM %s (pid %d, via %s): %" G_GUINT64_FORMAT " MiB of guest RAM in %u blocks; "
+             "heat from %s (%s)", vm->name, vm->pid, vm->via, vm->map->total >> 20,
+             vm->map->blocks->len, vt_tracker_source (vm->tracker), vt_tracker_reason (vm->tracker));
+  set_state (vm, "tracking", NULL);
+}
+
+static void
+on_mtree (GObject *src, GAsyncResult *res, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = vt_qmp_hmp_finish (VT_QMP (src), res, &error);
+  if (cancelled (error))
+    return;
+  VtVm *vm = data;
+  if (!text) {
+    fail (vm, "info mtree -f", error);
+    return;
+  }
+  vm->mtree = g_steal_pointer (&text);
+  start_tracking (vm);
+}
+
+static void
+on_ramblocks (GObject *src, GAsyncResult *res, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonNode) reply = vt_qmp_execute_finish (VT_QMP (src), res, &error);
+  if (cancelled (error))
+    return;
+  VtVm *vm = data;
+  JsonObject *o = reply && JSON_NODE_HOLDS_OBJECT (reply) ? json_node_get_object (reply) : NULL;
+  if (!o || !json_object_has_member (o, "human-readable-text")) {
+    if (!error)
+      g_set_error (&error, VT_ERROR, VT_ERROR_INVALID, "no human-readable-text in the reply");
+    fail (vm, "x-query-ramblock", error);
+    return;
+  }
+  vm->ramblocks = g_strdup (json_object_get_string_member (o, "human-readable-text"));
+  vt_qmp_hmp_async (vm->qmp, "info mtree -f", vm->cancel, on_mtree, vm);
+}
+
+static void
+on_memdevs (GObject *src, GAsyncResult *res, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonNode) reply = vt_qmp_execute_finish (VT_QMP (src), res, &error);
+  if (cancelled (error))
+    return;
+  VtVm *vm = data;
+  if (!reply || !JSON_NODE_HOLDS_ARRAY (reply)) {
+    if (!error)
+      g_set_error (&error, VT_ERROR, VT_ERROR_INVALID, "the reply is not an array");
+    fail (vm, "query-memdev", error);
+    return;
+  }
+  vm->memdevs = g_steal_pointer (&reply);
+  vt_qmp_execute_async (vm->qmp, "x-query-ramblock", NULL, vm->cancel, on_ramblocks, vm);
+}
+
+/* QEMU's pid: the thread group of a vCPU thread, the same for a monitor of
+ * our own or libvirt's (which has no pid call). */
+static void
+on_cpus (GObject *src, GAsyncResult *res, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonNode) reply = vt_qmp_execute_finish (VT_QMP (src), res, &error);
+  if (cancelled (error))
+    return;
+  VtVm *vm = data;
+  JsonArray *cpus = reply && JSON_NODE_HOLDS_ARRAY (reply) ? json_node_get_array (reply) : NULL;
+  JsonObject *cpu0 = cpus && json_array_get_length (cpus) ? json_array_get_object_element (cpus, 0)
+                                                          : NULL;
+  gint64 tid = cpu0 ? json_object_get_int_member_with_default (cpu0, "thread-id", 0) : 0;
+  g_autofree char *status_path = g_strdup_printf ("proc/%" G_GINT64_FORMAT "/status", tid);
+  g_autofree char *status = tid > 0 ? vt_sysfs_read (status_path, error ? NULL : &error) : NULL;
+  const char *tgid = status ? strstr (status, "\nTgid:") : NULL;
+  if (!tgid) {
+    if (!error)
+      g_set_error (&error, VT_ERROR, VT_ERROR_INVALID, "no vCPU thread id to find QEMU's pid by");
+    fail (vm, "query-cpus-fast", error);
+    return;
+  }
+  vm->pid = (GPid) g_ascii_strtoll (tgid + 6, NULL, 10);
+  vt_qmp_execute_async (vm->qmp, "query-memdev", NULL, vm->cancel, on_memdevs, vm);
+}
+
+static void
+set_up (VtVm *vm)
+{
+  tear_down_tracking (vm);
+  set_state (vm, "starting", NULL);
+  vt_qmp_execute_async (vm->qmp, "query-cpus-fast", NULL, vm->cancel, on_cpus, vm);
+}
+
+void
+vt_vm_start (VtVm *vm)
+{
+  set_up (vm);
+}
+
+void
+vt_vm_stop (VtVm *vm)
+{
+  g_cancellable_cancel (vm->cancel);
+  g_clear_handle_id (&vm->retry_timer, g_source_remove);
+  tear_down_tracking (vm);
+  set_state (vm, "stopped", NULL);
+}
+
+void
+vt_vm_load_snapshot (VtVm *vm, const VtRegion *regions, guint n)
+{
+  if (vm->tracker)
+    vt_tracker_load (vm->tracker, regions, n);
+}
+
+VtVm *
+vt_vm_new (const char *name, const char *uuid, const char *via, VtQmp *qmp, VtAccess *access,
+           const VtConfig *config)
+{
+  VtVm *vm = g_object_new (VT_TYPE_VM, NULL);
+  vm->name = g_strdup (name);
+  vm->uuid = g_strdup (uuid ? uuid : "");
+  vm->via = g_strdup (via);
+  vm->qmp = g_object_ref (qmp);
+  vm->access = access;
+  vm->config = config;
+  vm->write_mbps = -1;
+  return vm;
+}
+
+static void
+vt_vm_finalize (GObject *object)
+{
+  VtVm *vm = VT_VM (object);
+  vt_vm_stop (vm);
+  g_object_unref (vm->cancel);
+  g_object_unref (vm->qmp);
+  g_free (vm->name);
+  g_free (vm->uuid);
+  g_free (vm->via);
+  g_free (vm->state);
+  g_free (vm->error);
+  G_OBJECT_CLASS (vt_vm_parent_class)->finalize (object);
+}
+
+static void
+vt_vm_class_init (VtVmClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = vt_vm_finalize;
+}
+
+static void
+vt_vm_init (VtVm *vm)
+{
+  vm->cancel = g_cancellable_new ();
+  vm->state = g_strdup ("starting");
+}
+
+const char *vt_vm_get_name (VtVm *vm) { return vm->name; }
+const char *vt_vm_get_via (VtVm *vm) { return vm->via; }
+const char *vt_vm_get_state (VtVm *vm) { return vm->state; }
+const char *vt_vm_get_error (VtVm *vm) { return vm->error; }
+GPid vt_vm_get_pid (VtVm *vm) { return vm->pid; }
+VtQmp *vt_vm_get_qmp (VtVm *vm) { return vm->qmp; }
+VtRamMap *vt_vm_get_ram_map (VtVm *vm) { return vm->map; }
+VtTracker *vt_vm_get_tracker (VtVm *vm) { return vm->tracker; }
+
+static GVariant *
+node_bytes_variant (const VtRamMap *map)
+{
+  g_autoptr (GArray) sums = g_array_new (FALSE, TRUE, sizeof (guint64));
+  for (guint i = 0; map && i < map->blocks->len; i++) {
+    const VtRamBlock *b = map->blocks->pdata[i];
+    for (guint n = 0; b->node_bytes && n < b->node_bytes->len; n++) {
+      if (sums->len <= n)
+        g_array_set_size (sums, n + 1);
+      g_array_index (sums, guint64, n) += g_array_index (b->node_bytes, guint64, n);
+    }
+  }
+  GVariantBuilder b;
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a{ut}"));
+  for (guint n = 0; n < sums->len; n++)
+    if (g_array_index (sums, guint64, n))
+      g_variant_builder_add (&b, "{ut}", n, g_array_index (sums, guint64, n));
+  return g_variant_builder_end (&b);
+}
+
+GVariant *
+vt_vm_to_variant (VtVm *vm)
+{
+  GVariantDict d;
+  g_variant_dict_init (&d, NULL);
+  g_variant_dict_insert (&d, "name", "s", vm->name);
+  g_variant_dict_insert (&d, "uuid", "s", vm->uuid);
+  g_variant_dict_insert (&d, "pid", "u", (guint32) vm->pid);
+  g_variant_dict_insert (&d, "via", "s", vm->via);
+  g_variant_dict_insert (&d, "state", "s", vm->state);
+  g_variant_dict_insert (&d, "error", "s", vm->error ? vm->error : "");
+  g_variant_dict_insert (&d, "source", "s", vm->tracker ? vt_tracker_source (vm->tracker) : "");
+  g_variant_dict_insert (&d, "source_reason", "s",
+                         vm->tracker ? vt_tracker_reason (vm->tracker) : "");
+  g_variant_dict_insert (&d, "ram_bytes", "t", vm->map ? vm->map->total : (guint64) 0);
+  g_variant_dict_insert (&d, "hot_bytes", "t",
+                         vm->tracker ? vt_tracker_hot_bytes (vm->tracker) : (guint64) 0);
+  g_variant_dict_insert_value (&d, "node_bytes", node_bytes_variant (vm->map));
+  guint n = 0;
+  if (vm->tracker)
+    vt_tracker_regions (vm->tracker, &n);
+  g_variant_dict_insert (&d, "nr_regions", "u", n);
+  g_variant_dict_insert (&d, "write_mbps", "d", vm->write_mbps);
+  g_variant_dict_insert (&d, "kdamond_pid", "u",
+                         (guint32) (vm->tracker ? vt_tracker_kdamond (vm->tracker) : 0));
+  g_variant_dict_insert (&d, "aggregations", "t",
+                         vm->tracker ? vt_tracker_aggregations (vm->tracker) : (guint64) 0);
+  return g_variant_dict_end (&d);
+}

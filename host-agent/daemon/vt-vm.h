@@ -1,0 +1,43 @@
+/* One VM as vtierd knows it: found by discovery with its QEMU monitor, then
+ * set up asynchronously (its pid, its guest RAM map, an access source) and
+ * tracked. A set-up that fails leaves the VM in state "error" with the
+ * reason, retried later; vtierd itself goes on. */
+#pragma once
+
+#include <glib-object.h>
+
+#include "access/vt-access.h"
+#include "daemon/vt-config.h"
+#include "daemon/vt-tracker.h"
+#include "discovery/vt-qmp.h"
+#include "ram-map/vt-ram-map.h"
+
+G_BEGIN_DECLS
+
+#define VT_TYPE_VM (vt_vm_get_type ())
+G_DECLARE_FINAL_TYPE (VtVm, vt_vm, VT, VM, GObject)
+
+/* via: "libvirt" or "qmp". access and config are borrowed (the manager's). */
+VtVm *vt_vm_new (const char *name, const char *uuid, const char *via, VtQmp *qmp,
+                 VtAccess *access, const VtConfig *config);
+/* Begins the set-up; state goes "starting" -> "tracking" or "error". */
+void vt_vm_start (VtVm *vm);
+/* Stops tracking for good (the VM is gone or vtierd exits). */
+void vt_vm_stop (VtVm *vm);
+
+const char *vt_vm_get_name (VtVm *vm);
+const char *vt_vm_get_via (VtVm *vm);
+const char *vt_vm_get_state (VtVm *vm);
+const char *vt_vm_get_error (VtVm *vm);
+GPid vt_vm_get_pid (VtVm *vm);
+VtQmp *vt_vm_get_qmp (VtVm *vm);
+VtRamMap *vt_vm_get_ram_map (VtVm *vm);    /* NULL until set up */
+VtTracker *vt_vm_get_tracker (VtVm *vm);   /* NULL until set up */
+
+/* The access source's snapshot for this VM (from the manager's callback). */
+void vt_vm_load_snapshot (VtVm *vm, const VtRegion *regions, guint n);
+
+/* ListVMs' dictionary (see org.vtier.Manager1.xml). */
+GVariant *vt_vm_to_variant (VtVm *vm);
+
+G_END_DECLS

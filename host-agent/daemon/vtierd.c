@@ -1,0 +1,112 @@
+/* vtierd: tiers the memory of the host's QEMU/KVM guests. */
+#include <errno.h>
+#include <glib-unix.h>
+#include <gio/gio.h>
+
+#include "daemon/vt-config.h"
+#include "daemon/vt-manager.h"
+
+#define BUS_NAME "org.vtier.Manager1"
+
+typedef struct {
+  GMainLoop *loop;
+  VtManager *manager;
+  int exit_code;
+} Daemon;
+
+static void
+on_bus_acquired (GDBusConnection *bus, const char *name, gpointer data)
+{
+  (void) name;
+  Daemon *d = data;
+  g_autoptr (GError) error = NULL;
+  if (!vt_manager_export (d->manager, bus, &error)) {
+    g_critical ("cannot export the D-Bus API: %s", error->message);
+    d->exit_code = 1;
+    g_main_loop_quit (d->loop);
+  }
+}
+
+static void
+on_name_acquired (GDBusConnection *bus, const char *name, gpointer data)
+{
+  (void) bus;
+  (void) data;
+  g_message ("serving %s", name);
+}
+
+static void
+on_name_lost (GDBusConnection *bus, const char *name, gpointer data)
+{
+  Daemon *d = data;
+  g_critical ("%s on the %s bus: %s", name, bus ? "connected" : "unreachable",
+              bus ? "owned by another process (is vtierd running already?)" : "no bus");
+  d->exit_code = 1;
+  g_main_loop_quit (d->loop);
+}
+
+static gboolean
+on_signal (gpointer data)
+{
+  Daemon *d = data;
+  g_message ("stopping");
+  g_main_loop_quit (d->loop);
+  return G_SOURCE_REMOVE;
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autofree char *config_path = g_build_filename (SYSCONFDIR, "vtier", "vtierd.conf", NULL);
+  g_autofree char *state_dir = g_strdup ("/run/vtier");
+  g_autofree char *sysfs_root = g_strdup ("/");
+  gboolean session = FALSE, verbose = FALSE, version = FALSE;
+  GOptionEntry entries[] = {
+    { "config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path, "Configuration file", "FILE" },
+    { "state-dir", 0, 0, G_OPTION_ARG_FILENAME, &state_dir, "Run-time state (default /run/vtier)", "DIR" },
+    { "sysfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &sysfs_root, "Root of /sys and /proc (tests)", "DIR" },
+    { "session", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &session, "Use the session bus (tests)", NULL },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log debug messages", NULL },
+    { "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version", NULL },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- tier the memory of QEMU/KVM guests");
+  g_autoptr (GError) error = NULL;
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+    g_printerr ("vtierd: %s\n", error->message);
+    return 2;
+  }
+  if (version) {
+    g_print ("vtierd %s\n", PACKAGE_VERSION);
+    return 0;
+  }
+  if (verbose)
+    g_log_set_debug_enabled (TRUE);
+
+  g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  VtConfig *config = vt_config_load (config_path, problems, &error);
+  if (!config) {
+    g_warning ("%s; running with the defaults", error->message);
+    config = vt_config_new_defaults ();
+  }
+  for (guint i = 0; i < problems->len; i++)
+    g_warning ("%s", (char *) problems->pdata[i]);
+  if (g_mkdir_with_parents (state_dir, 0755) < 0)
+    g_warning ("state directory %s: %s", state_dir, g_strerror (errno));
+
+  Daemon d = { g_main_loop_new (NULL, FALSE), NULL, 0 };
+  g_message ("vtierd %s starting (config %s)", PACKAGE_VERSION, config_path);
+  d.manager = vt_manager_new (config, sysfs_root, state_dir);
+  guint owner = g_bus_own_name (session ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM, BUS_NAME,
+                                G_BUS_NAME_OWNER_FLAGS_NONE, on_bus_acquired, on_name_acquired,
+                                on_name_lost, &d, NULL);
+  g_unix_signal_add (SIGTERM, on_signal, &d);
+  g_unix_signal_add (SIGINT, on_signal, &d);
+  g_main_loop_run (d.loop);
+
+  g_bus_unown_name (owner);
+  vt_manager_free (d.manager);
+  g_main_loop_unref (d.loop);
+  return d.exit_code;
+}

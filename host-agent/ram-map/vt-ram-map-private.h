@@ -1,0 +1,17 @@
+/* Helpers shared by vt-ram-map-parse.c and vt-ram-map.c; not an API. */
+#pragma once
+
+#include <glib.h>
+
+/* The ids QEMU gives a machine's default RAM backend (no -object for it):
+ * "pc.ram" for x86 pc/q35, "mach-virt.ram" for Arm virt. */
+extern const char *const vt_ram_map_default_ram_ids[];
+
+/* The words of a line, split on blanks, empty ones dropped. */
+GPtrArray *vt_ram_map_split_words (const char *line);
+#define WORD(words, i) ((const char *) g_ptr_array_index ((words), (i)))
+/* Whole-string hexadecimal (with_0x: requires the "0x" prefix) / decimal. */
+gboolean vt_ram_map_parse_hex (const char *text, gboolean with_0x, guint64 *out);
+gboolean vt_ram_map_parse_dec (const char *text, guint64 max, guint64 *out);
+/* GArray clear func of VtGpaRange (frees the region name). */
+void vt_gpa_range_clear (gpointer range);

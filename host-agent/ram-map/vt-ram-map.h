@@ -1,0 +1,98 @@
+/* Where a VM's guest RAM lives: every memory backend's RAM block, the guest
+ * NUMA node it backs, its size, its range in QEMU's address space (HVA), its
+ * page size, its guest-physical ranges, and how much of it sits on each host
+ * node. Built from QEMU's own answers (x-query-ramblock for HVAs and page
+ * sizes, `info mtree -f` for guest-physical ranges, query-memdev for the
+ * backends) and QEMU's command line (which backend backs which guest node),
+ * then /proc/PID/numa_maps for residency. The parsers are pure functions of
+ * text, tested on captured QEMU 10 output (tests/data/qemu-*). */
+#pragma once
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+/* One row of x-query-ramblock. */
+typedef struct {
+  char *name;
+  guint64 page_size, offset, used, total, hva;
+  gboolean readonly;
+} VtRamBlockRow;
+
+/* One RAM range of the system memory address space (`info mtree -f`). */
+typedef struct {
+  guint64 gpa, size;
+  char *region;   /* memory region name, e.g. "mem0", "pc.ram" */
+  guint64 offset; /* where in the region it starts */
+} VtGpaRange;
+
+typedef struct {
+  char *id;          /* backend id, e.g. "mem0", "pc.ram", "ram-node0" */
+  char *kind;        /* "ram", "memfd", "file", or "unknown" */
+  gint guest_node;   /* guest NUMA node it backs; -1 without guest NUMA */
+  guint64 size;      /* bytes */
+  guint64 hva;       /* start in the QEMU process */
+  guint64 page_size; /* the backend's page size (4 KiB, or hugetlbfs 2 MiB / 1 GiB) */
+  guint64 thp_bytes; /* of it, mapped by transparent huge pages (smaps) */
+  GArray *gpa;       /* VtGpaRange (region = id): its guest-physical ranges */
+  GArray *node_bytes;/* guint64 per host node index: resident bytes there */
+} VtRamBlock;
+
+typedef struct {
+  GPtrArray *blocks; /* VtRamBlock, in guest-physical order */
+  guint64 total;     /* sum of sizes */
+} VtRamMap;
+
+void vt_ram_block_row_free (VtRamBlockRow *row);
+void vt_ram_block_free (VtRamBlock *block);
+void vt_ram_map_free (VtRamMap *map);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtRamBlockRow, vt_ram_block_row_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtRamBlock, vt_ram_block_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtRamMap, vt_ram_map_free)
+
+/* x-query-ramblock's human-readable-text (QEMU >= 8.0 has the HVA column):
+ * VtRamBlockRow, the array frees them. VT_ERROR_UNSUPPORTED without the HVA
+ * column, VT_ERROR_INVALID for anything malformed. */
+GPtrArray *vt_ram_map_parse_ramblocks (const char *text, GError **error);
+/* `info mtree -f`: the RAM ranges of the flat view of address space "memory"
+ * (VtGpaRange; the array frees their region names). RAM ranges are the types
+ * "ram" and "rom" (the guest's read-only view of RAM, e.g. the PAM-shadowed
+ * BIOS areas of pc.ram); "i/o", "romd", "ramd" and "nv-*" are skipped. */
+GArray *vt_ram_map_parse_mtree (const char *text, GError **error);
+/* QEMU's argv (argv[0] the program): backend id -> guest node (from -numa
+ * node,...,memdev=ID; -1 for -machine memory-backend=ID) as
+ * GINT_TO_POINTER (look up with g_hash_table_lookup_extended), and backend
+ * id -> kind string (from -object memory-backend-KIND,id=ID, key=value or
+ * JSON syntax; with -mem-path the machine's default RAM, e.g. "pc.ram", is
+ * "file"). Either table may be empty; either out pointer may be NULL. */
+gboolean vt_ram_map_parse_cmdline (const char *const *argv, GHashTable **node_of_backend,
+                                   GHashTable **kind_of_backend, GError **error);
+/* /proc/PID/cmdline contents (NUL-separated) as a NULL-terminated vector. */
+char **vt_ram_map_split_cmdline (const char *contents, gsize length);
+
+/* Puts it together: the guest RAM blocks are the query-memdev backends
+ * (the `return` array) found among the RAM block rows (named ID or ".../ID").
+ * mtree and the tables may be NULL. A backend without a row, or a range
+ * outside its block, is VT_ERROR_INVALID. Kind defaults to "unknown" ("ram"
+ * for a machine's default RAM such as "pc.ram"), guest_node to -1. */
+VtRamMap *vt_ram_map_build (JsonArray *memdevs, GPtrArray *rows, GArray *mtree,
+                            GHashTable *node_of_backend, GHashTable *kind_of_backend,
+                            GError **error);
+
+/* Fills node_bytes of each block from /proc/PID/numa_maps text (the lines
+ * whose address lies in a block; counts times kernelpagesize_kB), and
+ * thp_bytes from /proc/PID/smaps text (AnonHugePages + FilePmdMapped of the
+ * block's VMAs; smaps may be NULL, then thp_bytes is left alone). Replaces
+ * earlier values; on failure the map is unchanged. */
+gboolean vt_ram_map_read_residency (VtRamMap *map, const char *numa_maps, const char *smaps,
+                                    GError **error);
+
+/* Translations. FALSE when the address is in no block. */
+gboolean vt_ram_map_hva_to_gpa (const VtRamMap *map, guint64 hva, guint64 *gpa);
+gboolean vt_ram_map_gpa_to_hva (const VtRamMap *map, guint64 gpa, guint64 *hva);
+/* Offset of an HVA in the guest RAM laid end to end in guest-physical order
+ * (for heat maps); FALSE when outside. */
+gboolean vt_ram_map_hva_to_offset (const VtRamMap *map, guint64 hva, guint64 *offset);
+
+G_END_DECLS

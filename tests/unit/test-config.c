@@ -1,0 +1,142 @@
+/* vtierd's configuration: defaults, every documented option read, typos and
+ * bad values named (and the default kept), and the shipped file parses. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "common/vt-error.h"
+#include "daemon/vt-config.h"
+
+static char *
+write_conf (const char *text)
+{
+  g_autofree char *dir = g_dir_make_tmp ("vt-config-XXXXXX", NULL);
+  char *path = g_build_filename (dir, "vtierd.conf", NULL);
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  return path;
+}
+
+static gboolean
+problems_mention (GPtrArray *problems, const char *a, const char *b)
+{
+  for (guint i = 0; i < problems->len; i++)
+    if (strstr (problems->pdata[i], a) && (!b || strstr (problems->pdata[i], b)))
+      return TRUE;
+  return FALSE;
+}
+
+static void
+test_missing_file_gives_defaults (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (VtConfig) c = vt_config_load ("/nonexistent/vtierd.conf", problems, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (problems->len, ==, 0);
+  g_assert_cmpstr (c->source, ==, "auto");
+  g_assert_cmpuint (c->sample_us, ==, 5000);
+  g_assert_cmpuint (c->aggr_us, ==, 200000);
+  g_assert_cmpstr (c->qmp_dirs[0], ==, "/run/vtier/qmp");
+}
+
+static void
+test_values_read (void)
+{
+  g_autofree char *path = write_conf (
+    "[discovery]\nlibvirt=false\nqmp-dirs=/a;/b\n"
+    "[access]\nsource=soft-dirty\ndirty-rate-interval=0\n"
+    "[regions]\nsample-us=1000\naggr-us=100000\nmin-regions=5\nmax-regions=50\nhot-threshold=25\n");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (VtConfig) c = vt_config_load (path, problems, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (problems->len, ==, 0);
+  g_assert_false (c->libvirt);
+  g_assert_cmpuint (g_strv_length (c->qmp_dirs), ==, 2);
+  g_assert_cmpstr (c->qmp_dirs[1], ==, "/b");
+  g_assert_cmpstr (c->source, ==, "soft-dirty");
+  g_assert_cmpuint (c->dirty_rate_interval_s, ==, 0);
+  g_assert_cmpuint (c->sample_us, ==, 1000);
+  g_assert_cmpuint (c->max_regions, ==, 50);
+  g_assert_cmpuint (c->hot_threshold_percent, ==, 25);
+}
+
+static void
+test_typos_and_bad_values_named (void)
+{
+  g_autofree char *path = write_conf (
+    "[regions]\nsampel-us=1000\nmax-regions=lots\nhot-threshold=0\n"
+    "[access]\nsource=damn\n[acess]\nsource=damon\n");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (VtConfig) c = vt_config_load (path, problems, &error);
+  g_assert_no_error (error);
+  g_assert_true (problems_mention (problems, "unknown option 'sampel-us'", "[regions]"));
+  g_assert_true (problems_mention (problems, "max-regions = 'lots'", NULL));
+  g_assert_true (problems_mention (problems, "hot-threshold = '0'", NULL));
+  g_assert_true (problems_mention (problems, "source = 'damn'", NULL));
+  g_assert_true (problems_mention (problems, "unknown section [acess]", NULL));
+  /* The defaults stand where the values were bad. */
+  g_assert_cmpuint (c->max_regions, ==, 1000);
+  g_assert_cmpuint (c->hot_threshold_percent, ==, 10);
+  g_assert_cmpstr (c->source, ==, "auto");
+}
+
+static void
+test_relations (void)
+{
+  g_autofree char *path = write_conf ("[regions]\nmin-regions=500\nmax-regions=20\n"
+                                      "sample-us=300000\naggr-us=200000\n");
+  g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (VtConfig) c = vt_config_load (path, problems, NULL);
+  g_assert_true (problems_mention (problems, "min-regions 500 is above max-regions 20", NULL));
+  g_assert_true (problems_mention (problems, "sample-us 300000 is above aggr-us 200000", NULL));
+  g_assert_cmpuint (c->min_regions, <=, c->max_regions);
+  g_assert_cmpuint (c->sample_us, <=, c->aggr_us);
+}
+
+static void
+test_unparsable_file (void)
+{
+  g_autofree char *path = write_conf ("this is not a key file\n[");
+  g_autoptr (GError) error = NULL;
+  g_assert_null (vt_config_load (path, NULL, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, path));
+}
+
+/* The shipped file documents every option commented out: it loads clean,
+ * and uncommented it still loads clean with the same values. */
+static void
+test_shipped_file (void)
+{
+  g_autofree char *shipped = g_build_filename (g_getenv ("VT_SOURCE_ROOT"), "host-agent", "data",
+                                               "vtierd.conf", NULL);
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (shipped, &text, NULL, NULL));
+  g_autoptr (GRegex) re = g_regex_new ("^#([a-z-]+=)", G_REGEX_MULTILINE, 0, NULL);
+  g_autofree char *uncommented = g_regex_replace (re, text, -1, 0, "\\1", 0, NULL);
+  g_autofree char *path = write_conf (uncommented);
+  g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (VtConfig) c = vt_config_load (path, problems, NULL);
+  g_autoptr (VtConfig) d = vt_config_new_defaults ();
+  for (guint i = 0; i < problems->len; i++)
+    g_test_message ("%s", (char *) problems->pdata[i]);
+  g_assert_cmpuint (problems->len, ==, 0);
+  g_assert_cmpuint (c->max_regions, ==, d->max_regions);
+  g_assert_cmpuint (c->damon_slots, ==, d->damon_slots);
+  g_assert_cmpstr (c->libvirt_uri, ==, d->libvirt_uri);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/config/missing-file", test_missing_file_gives_defaults);
+  g_test_add_func ("/config/values", test_values_read);
+  g_test_add_func ("/config/typos-and-bad-values", test_typos_and_bad_values_named);
+  g_test_add_func ("/config/relations", test_relations);
+  g_test_add_func ("/config/unparsable", test_unparsable_file);
+  g_test_add_func ("/config/shipped-file", test_shipped_file);
+  return g_test_run ();
+}

@@ -1,0 +1,884 @@
+/* Kernel DAMON as an access source, on fake sysfs trees built from the
+ * layout captured on Linux 6.12 (tests/data/damon/): slot ownership,
+ * the configuration written into a slot, and snapshots from real trace
+ * text. */
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "access/vt-damon.h"
+#include "common/vt-error.h"
+
+#define KDAMONDS "sys/kernel/mm/damon/admin/kdamonds"
+#define INSTANCE "sys/kernel/tracing/instances/vtierd"
+#define CTX "contexts/0/"
+#define TARGET CTX "targets/0/"
+#define BOOT_ID "5c4b4ee1-0c1e-4d43-9a4c-2f6b1c1f0a11"
+
+/* The complete snapshots of trace.txt, by their nr_regions: the last one
+ * (nr_regions=11 at 48.79) is cut by the end of the capture. */
+static const guint trace_snapshot_sizes[] = { 1, 2, 3, 5, 9, 10, 11, 12, 12, 12, 12, 11, 11, 11, 11, 11 };
+#define N_TRACE_SNAPSHOTS G_N_ELEMENTS (trace_snapshot_sizes)
+
+static const VtRegionAttrs attrs = {
+  .sample_us = 4000, .aggr_us = 200000, .min_nr_regions = 5, .max_nr_regions = 50
+};
+
+/* ---- test data ---------------------------------------------------------- */
+
+static char *
+data_path (const char *name)
+{
+  const char *dir = g_getenv ("VT_TEST_DATA");
+  g_assert_nonnull (dir);
+  return g_build_filename (dir, "damon", name, NULL);
+}
+
+static char *
+data_contents (const char *name)
+{
+  g_autofree char *path = data_path (name);
+  g_autoptr (GError) error = NULL;
+  char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, &error));
+  g_assert_no_error (error);
+  return text;
+}
+
+/* sysfs-running-files.txt as (path under admin/kdamonds, value) pairs. */
+static GPtrArray *
+captured_files (void)
+{
+  g_autofree char *text = data_contents ("sysfs-running-files.txt");
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  GPtrArray *pairs = g_ptr_array_new_with_free_func (g_free);
+
+  for (char **l = lines; *l; l++) {
+    const char *prefix = "./admin/kdamonds/";
+    char *eq = strchr (*l, '=');
+    if (!g_str_has_prefix (*l, prefix) || !eq)
+      continue;
+    *eq = '\0';
+    g_ptr_array_add (pairs, g_strdup (*l + strlen (prefix)));
+    g_ptr_array_add (pairs, g_strdup (g_strstrip (eq + 1)));
+  }
+  g_assert_cmpuint (pairs->len, ==, 2 * 31);
+  return pairs;
+}
+
+/* ---- the fake host ------------------------------------------------------ */
+
+typedef struct {
+  char *root;
+  char *state_dir;
+} FakeHost;
+
+static void
+put_file (const char *root, const char *rel, const char *value)
+{
+  g_autofree char *path = g_build_filename (root, rel, NULL);
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (path, value, -1, NULL));
+}
+
+/* A file as DAMON's sysfs shows it, without the line end. */
+static char *
+get_file (const char *root, const char *rel)
+{
+  g_autofree char *path = g_build_filename (root, rel, NULL);
+  char *text = NULL;
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return NULL;
+  return g_strchomp (text);
+}
+
+static char *
+slot_rel (guint slot, const char *rel)
+{
+  return g_strdup_printf (KDAMONDS "/%u/%s", slot, rel);
+}
+
+static char *
+get_slot_file (FakeHost *host, guint slot, const char *rel)
+{
+  g_autofree char *path = slot_rel (slot, rel);
+  return get_file (host->root, path);
+}
+
+static void
+put_slot_file (FakeHost *host, guint slot, const char *rel, const char *value)
+{
+  g_autofree char *path = slot_rel (slot, rel);
+  put_file (host->root, path, value);
+}
+
+#define assert_slot_file(host, slot, rel, expected)                    \
+  G_STMT_START {                                                       \
+    g_autofree char *value_ = get_slot_file ((host), (slot), (rel));   \
+    g_assert_cmpstr (value_, ==, (expected));                          \
+  } G_STMT_END
+
+/* A host whose DAMON has no kdamond (sysfs-empty.txt), with tracefs and
+ * the instance vtierd uses (a plain directory cannot create files on
+ * mkdir as tracefs does, so it is there already: vtierd reuses it). */
+static FakeHost *
+fake_host_new (void)
+{
+  FakeHost *host = g_new0 (FakeHost, 1);
+  host->root = g_dir_make_tmp ("vt-damon-XXXXXX", NULL);
+  g_assert_nonnull (host->root);
+  host->state_dir = g_build_filename (host->root, "var/lib/vtier", NULL);
+
+  g_autofree char *empty = data_contents ("sysfs-empty.txt");
+  g_auto (GStrv) lines = g_strsplit (g_strstrip (empty), "\n", -1);
+  guint n = g_strv_length (lines);
+  g_assert_true (g_str_has_suffix (lines[n - 2], "kdamonds/nr_kdamonds"));
+  put_file (host->root, KDAMONDS "/nr_kdamonds", lines[n - 1]);
+
+  put_file (host->root, "proc/sys/kernel/random/boot_id", BOOT_ID "\n");
+  put_file (host->root, INSTANCE "/buffer_size_kb", "1408\n");
+  put_file (host->root, INSTANCE "/buffer_percent", "50\n");
+  put_file (host->root, INSTANCE "/events/damon/damon_aggregated/enable", "0\n");
+  g_autofree char *pipe = g_build_filename (host->root, INSTANCE "/trace_pipe", NULL);
+  g_assert_cmpint (mkfifo (pipe, 0600), ==, 0);
+  return host;
+}
+
+/* What DAMON creates when nr_kdamonds, then nr_contexts, nr_targets and
+ * nr_regions (up to 2) are written: the layout of the captured kdamond 0,
+ * stopped, with values unlike any vtierd writes (0, "paddr"), so that a
+ * value found later was written by vtierd. */
+static void
+fake_host_add_slot_dirs (FakeHost *host, guint n_slots)
+{
+  g_autoptr (GPtrArray) files = captured_files ();
+  for (guint slot = 0; slot < n_slots; slot++) {
+    for (guint i = 0; i < files->len; i += 2) {
+      const char *path = files->pdata[i], *value = files->pdata[i + 1];
+      if (!g_str_has_prefix (path, "0/"))
+        continue;
+      const char *rel = path + 2;
+      if (g_str_equal (rel, "state"))
+        value = "off";
+      else if (g_str_equal (rel, "pid"))
+        value = "-1";
+      else if (g_str_equal (rel, CTX "operations"))
+        value = "paddr";
+      else if (g_ascii_isdigit (value[0]))
+        value = "0";
+      put_slot_file (host, slot, rel, value);
+    }
+    put_slot_file (host, slot, TARGET "regions/1/start", "0");
+    put_slot_file (host, slot, TARGET "regions/1/end", "0");
+  }
+}
+
+/* Someone else's two running kdamonds, exactly as captured. */
+static void
+fake_host_add_captured_kdamonds (FakeHost *host)
+{
+  g_autoptr (GPtrArray) files = captured_files ();
+  for (guint i = 0; i < files->len; i += 2) {
+    g_autofree char *rel = g_build_filename (KDAMONDS, files->pdata[i], NULL);
+    put_file (host->root, rel, files->pdata[i + 1]);
+  }
+}
+
+static void
+fake_host_put_slot_record (FakeHost *host, const char *boot_id, guint n_slots)
+{
+  g_autofree char *text = g_strdup_printf ("[damon]\nboot_id=%s\nn_slots=%u\n", boot_id, n_slots);
+  put_file (host->state_dir, "damon-slots", text);
+}
+
+static void
+remove_tree (const char *path)
+{
+  GStatBuf st;
+  if (g_lstat (path, &st) == 0 && S_ISDIR (st.st_mode)) {
+    g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+    const char *name;
+    while (dir && (name = g_dir_read_name (dir))) {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+      remove_tree (child);
+    }
+  }
+  g_remove (path);
+}
+
+static void
+fake_host_free (FakeHost *host)
+{
+  remove_tree (host->root);
+  g_free (host->state_dir);
+  g_free (host->root);
+  g_free (host);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (FakeHost, fake_host_free)
+
+/* Every file under `dir` with its contents, sorted: to tell that nothing
+ * was written. FIFOs are not read (that would block). */
+static void
+list_tree (GPtrArray *out, const char *root, const char *rel)
+{
+  g_autofree char *path = g_build_filename (root, rel, NULL);
+  GStatBuf st;
+  g_assert_cmpint (g_lstat (path, &st), ==, 0);
+  if (S_ISDIR (st.st_mode)) {
+    g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+    const char *name;
+    g_ptr_array_add (out, g_strdup_printf ("%s/", rel));
+    while ((name = g_dir_read_name (dir))) {
+      g_autofree char *child = g_build_filename (rel, name, NULL);
+      list_tree (out, root, child);
+    }
+  } else if (S_ISFIFO (st.st_mode)) {
+    g_ptr_array_add (out, g_strdup_printf ("%s (fifo)", rel));
+  } else {
+    g_autofree char *text = NULL;
+    g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+    g_ptr_array_add (out, g_strdup_printf ("%s=%s", rel, text));
+  }
+}
+
+static int
+compare_strings (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+static char *
+tree_contents (const char *root)
+{
+  g_autoptr (GPtrArray) entries = g_ptr_array_new_with_free_func (g_free);
+  list_tree (entries, root, ".");
+  g_ptr_array_sort (entries, compare_strings);
+  g_ptr_array_add (entries, NULL);
+  return g_strjoinv ("\n", (char **) entries->pdata);
+}
+
+/* ---- snapshots ---------------------------------------------------------- */
+
+typedef struct {
+  gpointer key;
+  GArray *regions;
+} Snapshot;
+
+static void
+snapshot_free (gpointer data)
+{
+  Snapshot *s = data;
+  g_array_unref (s->regions);
+  g_free (s);
+}
+
+static void
+record_snapshot (gpointer target_key, const VtRegion *regions, guint n, gpointer user_data)
+{
+  GPtrArray *snapshots = user_data;
+  Snapshot *s = g_new0 (Snapshot, 1);
+  s->key = target_key;
+  s->regions = g_array_sized_new (FALSE, FALSE, sizeof (VtRegion), n);
+  g_array_append_vals (s->regions, regions, n);
+  g_ptr_array_add (snapshots, s);
+}
+
+static GPtrArray *
+snapshots_new (void)
+{
+  return g_ptr_array_new_with_free_func (snapshot_free);
+}
+
+static const VtRegion *
+snapshot_region (GPtrArray *snapshots, guint snapshot, guint region)
+{
+  Snapshot *s = snapshots->pdata[snapshot];
+  g_assert_cmpuint (region, <, s->regions->len);
+  return &g_array_index (s->regions, VtRegion, region);
+}
+
+static void
+assert_region (const VtRegion *r, guint64 start, guint64 end, guint nr_accesses, guint age)
+{
+  g_assert_cmphex (r->start, ==, start);
+  g_assert_cmphex (r->end, ==, end);
+  g_assert_cmpuint (r->nr_accesses, ==, nr_accesses);
+  g_assert_cmpuint (r->age, ==, age);
+}
+
+/* ---- vtierd on the fake host -------------------------------------------- */
+
+static VtDamon *
+damon_new_on (FakeHost *host, guint n_slots, GPtrArray *snapshots)
+{
+  g_autoptr (GError) error = NULL;
+  VtDamon *damon = vt_damon_new (host->root, host->state_dir, n_slots, record_snapshot,
+                                 snapshots, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (damon);
+  return damon;
+}
+
+/* On tracefs rmdir removes an instance with its files; in the fake tree
+ * the directory is not empty, and vtierd says so. */
+static void
+damon_free_on_fake_host (VtDamon *damon)
+{
+  g_test_expect_message ("vt-damon", G_LOG_LEVEL_MESSAGE,
+                         "*could not remove the tracefs instance*instances/vtierd*");
+  vt_damon_free (damon);
+  g_test_assert_expected_messages ();
+}
+
+static void
+add_target (VtDamon *damon, gpointer key, GPid pid, const VtAddrRange *ranges, guint n)
+{
+  g_autoptr (GError) error = NULL;
+  g_assert_true (vt_damon_add_target (damon, key, pid, ranges, n, &attrs, &error));
+  g_assert_no_error (error);
+}
+
+static const VtAddrRange one_range[] = { { 0x555cc1887000, 0x555cc18ba000 } };
+
+/* ---- tests -------------------------------------------------------------- */
+
+static void
+test_parse_trace_line (void)
+{
+  g_autofree char *text = data_contents ("trace.txt");
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  GPid tid = 0;
+  guint target_id = 99, nr = 0, parsed = 0, headers = 0;
+  VtRegion r;
+
+  /* The first and a later line, values exact. */
+  g_assert_true (vt_damon_parse_trace_line (lines[12], &tid, &target_id, &nr, &r));
+  g_assert_cmpint (tid, ==, 244);
+  g_assert_cmpuint (target_id, ==, 0);
+  g_assert_cmpuint (nr, ==, 1);
+  assert_region (&r, 93856872296448, 93856872505344, 0, 1);
+  g_assert_cmpuint (r.cur_accesses, ==, 0);
+  g_assert_cmpuint (r.sampling_addr, ==, 0);
+  g_assert_true (g_str_has_prefix (lines[145], "       kdamond.0-244     [001]"));
+  g_assert_true (vt_damon_parse_trace_line (lines[145], &tid, &target_id, &nr, &r));
+  g_assert_cmpint (tid, ==, 244);
+  g_assert_cmpuint (nr, ==, 11);
+  assert_region (&r, 93856872296448, 93856872316928, 0, 16);
+
+  /* Every event line of the capture parses; no header line does; the
+   * last line, cut by the end of the capture, does not. */
+  for (char **l = lines; *l; l++) {
+    gboolean ok = vt_damon_parse_trace_line (*l, &tid, &target_id, &nr, &r);
+    if ((*l)[0] == '#') {
+      g_assert_false (ok);
+      headers++;
+    } else if (ok) {
+      g_assert_cmpint (tid, ==, 244);
+      g_assert_cmpuint (r.start, <, r.end);
+      parsed++;
+    }
+  }
+  g_assert_cmpuint (headers, ==, 12);
+  g_assert_cmpuint (parsed, ==, 149);
+  g_assert_false (vt_damon_parse_trace_line (lines[g_strv_length (lines) - 1], &tid,
+                                             &target_id, &nr, &r));
+
+  /* The tid is after the task field's last '-', whatever the comm. */
+  g_assert_true (vt_damon_parse_trace_line (
+    "  my-kdamond 2-4242  [003] d..1. 5.000001: damon_aggregated: target_id=1 nr_regions=3 "
+    "4096-8192: 20 7\n",
+    &tid, &target_id, &nr, &r));
+  g_assert_cmpint (tid, ==, 4242);
+  g_assert_cmpuint (target_id, ==, 1);
+  g_assert_cmpuint (nr, ==, 3);
+  assert_region (&r, 4096, 8192, 20, 7);
+
+  const char *garbage[] = {
+    "",
+    "garbage",
+    "CPU:1 [LOST 42 EVENTS]",
+    "  kdamond.0-244  [000] .....  47.4: sched_switch: prev_comm=kdamond.0 prev_pid=244",
+    "  kdamond.0-244  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=9 1-2: 0",
+    "  kdamond.0-244  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=9 1-2: 0 5 x",
+    "  kdamond.0-244  [000] .....  47.4: damon_aggregated: target_id=-1 nr_regions=9 1-2: 0 5",
+    "  kdamond.0-244  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=0 1-2: 0 5",
+    "  kdamond.0-244  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=9 8-2: 0 5",
+    "  kdamond.0-244  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=9 "
+    "1-99999999999999999999: 0 5",
+    "  kdamond.0-abc  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=9 1-2: 0 5",
+    "  kdamond.0  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=9 1-2: 0 5",
+    "# kdamond.0-244  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=9 1-2: 0 5",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (garbage); i++)
+    g_assert_false (vt_damon_parse_trace_line (garbage[i], &tid, &target_id, &nr, &r));
+}
+
+static void
+assert_trace_snapshots (GPtrArray *snapshots, gpointer key)
+{
+  g_assert_cmpuint (snapshots->len, ==, N_TRACE_SNAPSHOTS);
+  for (guint i = 0; i < snapshots->len; i++) {
+    Snapshot *s = snapshots->pdata[i];
+    g_assert_true (s->key == key);
+    g_assert_cmpuint (s->regions->len, ==, trace_snapshot_sizes[i]);
+    for (guint j = 0; j < s->regions->len; j++) {
+      const VtRegion *r = snapshot_region (snapshots, i, j);
+      g_assert_cmpuint (r->start, <, r->end);
+      if (j > 0)
+        g_assert_cmpuint (snapshot_region (snapshots, i, j - 1)->end, <=, r->start);
+    }
+    /* Each aggregation covers the monitored range from its first to its
+     * last address; the age counts aggregations (nr_accesses stays 0:
+     * the captured process was idle). */
+    g_assert_cmpuint (snapshot_region (snapshots, i, 0)->start, ==, 93856872296448);
+    g_assert_cmpuint (snapshot_region (snapshots, i, s->regions->len - 1)->end, ==,
+                      93856872505344);
+    g_assert_cmpuint (snapshot_region (snapshots, i, 0)->age, ==, i + 1);
+  }
+  assert_region (snapshot_region (snapshots, 4, 1), 93856872316928, 93856872321024, 0, 5);
+}
+
+/* trace.txt fed whole, then in pieces that cut lines anywhere: the same
+ * complete snapshots, for the target whose kdamond is tid 244. */
+static void
+test_feed_real_trace (void)
+{
+  g_autofree char *text = data_contents ("trace.txt");
+  const gsize chunk_sizes[] = { 0, 1, 7, 130, 4096 };
+  int key;
+
+  for (guint c = 0; c < G_N_ELEMENTS (chunk_sizes); c++) {
+    g_autoptr (FakeHost) host = fake_host_new ();
+    g_autoptr (GPtrArray) snapshots = snapshots_new ();
+    fake_host_add_slot_dirs (host, 2);
+    VtDamon *damon = damon_new_on (host, 2, snapshots);
+    put_slot_file (host, 0, "pid", "244");
+    add_target (damon, &key, 196, one_range, 1);
+
+    gsize chunk = chunk_sizes[c] ? chunk_sizes[c] : strlen (text);
+    for (gsize at = 0; at < strlen (text); at += chunk) {
+      g_autofree char *piece = g_strndup (text + at, chunk);
+      vt_damon_feed (damon, piece);
+    }
+    assert_trace_snapshots (snapshots, &key);
+    damon_free_on_fake_host (damon);
+  }
+}
+
+/* trace.txt from the 5th line of a 12-region snapshot followed by another
+ * 12-region one: the cut snapshot is dropped, not completed with lines of
+ * the next. */
+static void
+test_feed_trace_cut_at_start (void)
+{
+  g_autofree char *text = data_contents ("trace.txt");
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  int key;
+  fake_host_add_slot_dirs (host, 2);
+  VtDamon *damon = damon_new_on (host, 2, snapshots);
+  put_slot_file (host, 0, "pid", "244");
+  add_target (damon, &key, 196, one_range, 1);
+
+  const char *first = strstr (text, "47.869288:");
+  g_assert_nonnull (first);
+  const char *cut = first;
+  for (guint i = 0; i < 4; i++)
+    cut = strchr (cut, '\n') + 1;
+  vt_damon_feed (damon, cut);
+
+  /* Ages 10 and 11 (12 regions), then 12 to 16 (11 regions). */
+  g_assert_cmpuint (snapshots->len, ==, 7);
+  for (guint i = 0; i < snapshots->len; i++) {
+    Snapshot *s = snapshots->pdata[i];
+    g_assert_cmpuint (s->regions->len, ==, i < 2 ? 12 : 11);
+    for (guint j = 0; j < s->regions->len; j++)
+      g_assert_cmpuint (snapshot_region (snapshots, i, j)->age, ==, i + 10);
+    g_assert_cmpuint (snapshot_region (snapshots, i, 0)->start, ==, 93856872296448);
+  }
+  damon_free_on_fake_host (damon);
+}
+
+static char *
+trace_line (GPid tid, guint nr_regions, guint64 start, guint64 end, guint nr_accesses)
+{
+  return g_strdup_printf ("       kdamond.%d-%d     [001] .....    50.000000: damon_aggregated: "
+                          "target_id=0 nr_regions=%u %" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT
+                          ": %u 3\n",
+                          tid % 7, tid, nr_regions, start, end, nr_accesses);
+}
+
+static void
+feed_line (VtDamon *damon, GPid tid, guint nr_regions, guint64 start, guint64 end,
+           guint nr_accesses)
+{
+  g_autofree char *line = trace_line (tid, nr_regions, start, end, nr_accesses);
+  vt_damon_feed (damon, line);
+}
+
+/* Two kdamonds' lines interleave; the text begins inside a snapshot of
+ * one of them; a kdamond that is not ours prints too. */
+static void
+test_interleaved_kdamonds (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  int vm_a, vm_b;
+  fake_host_add_slot_dirs (host, 2);
+  VtDamon *damon = damon_new_on (host, 2, snapshots);
+  add_target (damon, &vm_a, 1000, one_range, 1);
+  add_target (damon, &vm_b, 2000, one_range, 1);
+  /* The kernel fills the pid files once the kdamonds run. */
+  put_slot_file (host, 0, "pid", "244");
+  put_slot_file (host, 1, "pid", "251");
+
+  feed_line (damon, 251, 2, 0x3000, 0x4000, 3); /* the end of a cut snapshot of B */
+  feed_line (damon, 244, 3, 0x1000, 0x2000, 7);
+  feed_line (damon, 251, 2, 0x1000, 0x2000, 3);
+  feed_line (damon, 244, 3, 0x2000, 0x3000, 8);
+  feed_line (damon, 999, 1, 0x1000, 0x9000, 1); /* not ours */
+  feed_line (damon, 251, 2, 0x2000, 0x5000, 4);
+  g_assert_cmpuint (snapshots->len, ==, 1);
+  feed_line (damon, 244, 3, 0x3000, 0x9000, 9);
+
+  g_assert_cmpuint (snapshots->len, ==, 2);
+  Snapshot *b = snapshots->pdata[0], *a = snapshots->pdata[1];
+  g_assert_true (b->key == &vm_b);
+  g_assert_cmpuint (b->regions->len, ==, 2);
+  assert_region (snapshot_region (snapshots, 0, 0), 0x1000, 0x2000, 3, 3);
+  assert_region (snapshot_region (snapshots, 0, 1), 0x2000, 0x5000, 4, 3);
+  g_assert_true (a->key == &vm_a);
+  g_assert_cmpuint (a->regions->len, ==, 3);
+  assert_region (snapshot_region (snapshots, 1, 0), 0x1000, 0x2000, 7, 3);
+  assert_region (snapshot_region (snapshots, 1, 1), 0x2000, 0x3000, 8, 3);
+  assert_region (snapshot_region (snapshots, 1, 2), 0x3000, 0x9000, 9, 3);
+  g_assert_cmpint (vt_damon_get_kdamond_pid (damon, &vm_a), ==, 244);
+  g_assert_cmpint (vt_damon_get_kdamond_pid (damon, &vm_b), ==, 251);
+
+  /* A line cut between two feeds is joined. */
+  g_autofree char *line = trace_line (244, 1, 0x1000, 0x2000, 5);
+  g_autofree char *head = g_strndup (line, 40);
+  vt_damon_feed (damon, head);
+  g_assert_cmpuint (snapshots->len, ==, 2);
+  vt_damon_feed (damon, line + 40);
+  g_assert_cmpuint (snapshots->len, ==, 3);
+  g_assert_true (((Snapshot *) snapshots->pdata[2])->key == &vm_a);
+  assert_region (snapshot_region (snapshots, 2, 0), 0x1000, 0x2000, 5, 3);
+
+  /* After lost events, a snapshot under way is dropped even when its
+   * remaining lines still look in order. */
+  feed_line (damon, 244, 2, 0x1000, 0x2000, 1);
+  vt_damon_feed (damon, "CPU:1 [LOST 17 EVENTS]\n");
+  feed_line (damon, 244, 2, 0x2000, 0x3000, 1);
+  g_assert_cmpuint (snapshots->len, ==, 3);
+
+  /* A removed target gets nothing more. */
+  vt_damon_remove_target (damon, &vm_b);
+  feed_line (damon, 251, 1, 0x1000, 0x2000, 1);
+  g_assert_cmpuint (snapshots->len, ==, 3);
+  damon_free_on_fake_host (damon);
+}
+
+static void
+assert_slot_record (FakeHost *host, const char *boot_id, guint64 n_slots)
+{
+  g_autofree char *path = g_build_filename (host->state_dir, "damon-slots", NULL);
+  g_autoptr (GKeyFile) record = g_key_file_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_key_file_load_from_file (record, path, G_KEY_FILE_NONE, &error));
+  g_autofree char *recorded_boot = g_key_file_get_string (record, "damon", "boot_id", &error);
+  g_assert_cmpstr (recorded_boot, ==, boot_id);
+  g_assert_cmpuint (g_key_file_get_uint64 (record, "damon", "n_slots", &error), ==, n_slots);
+  g_assert_no_error (error);
+}
+
+static void
+test_new_creates_slots (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  g_autofree char *record = g_build_filename (host->state_dir, "damon-slots", NULL);
+  /* The directories DAMON would create on the nr_kdamonds write. */
+  fake_host_add_slot_dirs (host, 3);
+
+  VtDamon *damon = damon_new_on (host, 3, snapshots);
+  g_autofree char *nr = get_file (host->root, KDAMONDS "/nr_kdamonds");
+  g_assert_cmpstr (nr, ==, "3");
+  assert_slot_record (host, BOOT_ID, 3);
+  g_autofree char *enable = get_file (host->root, INSTANCE "/events/damon/damon_aggregated/enable");
+  g_assert_cmpstr (enable, ==, "1");
+  g_autofree char *size = get_file (host->root, INSTANCE "/buffer_size_kb");
+  g_assert_cmpuint (g_ascii_strtoull (size, NULL, 10), >=, 4096);
+  g_autofree char *percent = get_file (host->root, INSTANCE "/buffer_percent");
+  g_assert_cmpstr (percent, ==, "0");
+
+  /* Leaving: the event off, the slots given back, the record gone. */
+  damon_free_on_fake_host (damon);
+  g_autofree char *enable_after = get_file (host->root,
+                                            INSTANCE "/events/damon/damon_aggregated/enable");
+  g_assert_cmpstr (enable_after, ==, "0");
+  g_autofree char *nr_after = get_file (host->root, KDAMONDS "/nr_kdamonds");
+  g_assert_cmpstr (nr_after, ==, "0");
+  g_assert_false (g_file_test (record, G_FILE_TEST_EXISTS));
+}
+
+static void
+assert_busy_and_untouched (FakeHost *host)
+{
+  g_autofree char *before = tree_contents (host->root);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+
+  g_assert_null (vt_damon_new (host->root, host->state_dir, 4, record_snapshot, snapshots,
+                               &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_BUSY);
+  g_assert_nonnull (strstr (error->message, "in use by another user (2 kdamonds)"));
+
+  g_autofree char *after = tree_contents (host->root);
+  g_assert_cmpstr (after, ==, before);
+  g_autofree char *nr = get_file (host->root, KDAMONDS "/nr_kdamonds");
+  g_assert_cmpstr (nr, ==, "2");
+  assert_slot_file (host, 0, TARGET "pid_target", "196");
+  assert_slot_file (host, 1, TARGET "pid_target", "185");
+  assert_slot_file (host, 0, "state", "on");
+}
+
+/* Someone else's kdamonds: vtierd fails and writes nothing at all. */
+static void
+test_new_leaves_others_alone (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  fake_host_add_captured_kdamonds (host);
+  assert_busy_and_untouched (host);
+  g_autofree char *record = g_build_filename (host->state_dir, "damon-slots", NULL);
+  g_assert_false (g_file_test (record, G_FILE_TEST_EXISTS));
+}
+
+/* A record of the same count from an earlier boot says nothing about the
+ * kdamonds of this one. */
+static void
+test_new_distrusts_other_boot (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  fake_host_add_captured_kdamonds (host);
+  fake_host_put_slot_record (host, "0f0e0d0c-old-boot", 2);
+  assert_busy_and_untouched (host);
+}
+
+/* A restarted vtierd (same boot, its record) takes its slots back and
+ * stops what its previous run left running. */
+static void
+test_new_takes_back_own_slots (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  int vm;
+  fake_host_add_slot_dirs (host, 2);
+  put_file (host->root, KDAMONDS "/nr_kdamonds", "2\n");
+  put_slot_file (host, 0, "state", "on");
+  put_slot_file (host, 1, "state", "on");
+  fake_host_put_slot_record (host, BOOT_ID, 2);
+
+  VtDamon *damon = damon_new_on (host, 8, snapshots);
+  g_autofree char *nr = get_file (host->root, KDAMONDS "/nr_kdamonds");
+  g_assert_cmpstr (nr, ==, "2");
+  assert_slot_file (host, 0, "state", "off");
+  assert_slot_file (host, 1, "state", "off");
+
+  add_target (damon, &vm, 3000, one_range, 1);
+  assert_slot_file (host, 0, TARGET "pid_target", "3000");
+  assert_slot_file (host, 0, "state", "on");
+  damon_free_on_fake_host (damon);
+  assert_slot_file (host, 0, "state", "off");
+}
+
+static void
+assert_slot_config (FakeHost *host, guint slot, const char *pid, const VtAddrRange *ranges,
+                    guint n_ranges)
+{
+  assert_slot_file (host, slot, "contexts/nr_contexts", "1");
+  assert_slot_file (host, slot, CTX "operations", "vaddr");
+  assert_slot_file (host, slot, CTX "monitoring_attrs/intervals/sample_us", "4000");
+  assert_slot_file (host, slot, CTX "monitoring_attrs/intervals/aggr_us", "200000");
+  assert_slot_file (host, slot, CTX "monitoring_attrs/intervals/update_us", "1000000000000");
+  assert_slot_file (host, slot, CTX "monitoring_attrs/nr_regions/min", "5");
+  assert_slot_file (host, slot, CTX "monitoring_attrs/nr_regions/max", "50");
+  assert_slot_file (host, slot, CTX "targets/nr_targets", "1");
+  assert_slot_file (host, slot, TARGET "pid_target", pid);
+  g_autofree char *nr = g_strdup_printf ("%u", n_ranges);
+  assert_slot_file (host, slot, TARGET "regions/nr_regions", nr);
+  for (guint i = 0; i < n_ranges; i++) {
+    g_autofree char *start_file = g_strdup_printf (TARGET "regions/%u/start", i);
+    g_autofree char *end_file = g_strdup_printf (TARGET "regions/%u/end", i);
+    g_autofree char *start = g_strdup_printf ("%" G_GUINT64_FORMAT, ranges[i].start);
+    g_autofree char *end = g_strdup_printf ("%" G_GUINT64_FORMAT, ranges[i].end);
+    assert_slot_file (host, slot, start_file, start);
+    assert_slot_file (host, slot, end_file, end);
+  }
+  assert_slot_file (host, slot, "state", "on");
+}
+
+static void
+test_add_target_writes_config (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  g_autoptr (GError) error = NULL;
+  int vm_a, vm_b, vm_c;
+  /* Guest RAM in two blocks, given out of order: DAMON wants them sorted. */
+  const VtAddrRange two_ranges[] = { { 0x7f2a40000000, 0x7f2a80000000 },
+                                     { 0x7f2a00000000, 0x7f2a20000000 } };
+  const VtAddrRange sorted[] = { two_ranges[1], two_ranges[0] };
+  fake_host_add_slot_dirs (host, 2);
+  VtDamon *damon = damon_new_on (host, 2, snapshots);
+
+  add_target (damon, &vm_a, 4242, two_ranges, 2);
+  assert_slot_config (host, 0, "4242", sorted, 2);
+  g_assert_cmpint (vt_damon_get_kdamond_pid (damon, &vm_a), ==, 0);
+  put_slot_file (host, 0, "pid", "244");
+  g_assert_cmpint (vt_damon_get_kdamond_pid (damon, &vm_a), ==, 244);
+
+  /* A slot someone turned on is not free, even if vtierd did not take it. */
+  put_slot_file (host, 1, "state", "on");
+  g_assert_false (vt_damon_add_target (damon, &vm_b, 5353, one_range, 1, &attrs, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_BUSY);
+  g_clear_error (&error);
+  put_slot_file (host, 1, "state", "off");
+
+  add_target (damon, &vm_b, 5353, one_range, 1);
+  assert_slot_config (host, 1, "5353", one_range, 1);
+  assert_slot_file (host, 0, TARGET "pid_target", "4242");
+
+  g_assert_false (vt_damon_add_target (damon, &vm_a, 4242, one_range, 1, &attrs, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_false (vt_damon_add_target (damon, &vm_c, 6464, one_range, 1, &attrs, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_BUSY);
+  g_assert_cmpstr (error->message, ==, "all 2 DAMON slots are in use");
+  g_clear_error (&error);
+
+  /* Removing one frees its slot for the next VM. */
+  vt_damon_remove_target (damon, &vm_a);
+  assert_slot_file (host, 0, "state", "off");
+  g_assert_cmpint (vt_damon_get_kdamond_pid (damon, &vm_a), ==, 0);
+  add_target (damon, &vm_c, 6464, one_range, 1);
+  assert_slot_config (host, 0, "6464", one_range, 1);
+
+  /* B's process exited and DAMON stopped its kdamond: removing it is
+   * quiet. Then a slot whose regions/1 cannot be written: the error names
+   * the file, and the slot stays off and free. */
+  put_slot_file (host, 1, "state", "off");
+  vt_damon_remove_target (damon, &vm_b);
+  vt_damon_remove_target (damon, &vm_b);
+  g_autofree char *regions_1 = g_build_filename (host->root, KDAMONDS "/1/" TARGET "regions/1",
+                                                 NULL);
+  remove_tree (regions_1);
+  g_assert_false (vt_damon_add_target (damon, &vm_b, 7575, two_ranges, 2, &attrs, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_NOT_FOUND);
+  g_assert_nonnull (strstr (error->message, "kdamonds/1/contexts/0/targets/0/regions/1/start"));
+  g_clear_error (&error);
+  assert_slot_file (host, 1, "state", "off");
+  add_target (damon, &vm_b, 7575, one_range, 1);
+  assert_slot_config (host, 1, "7575", one_range, 1);
+
+  damon_free_on_fake_host (damon);
+  assert_slot_file (host, 0, "state", "off");
+  assert_slot_file (host, 1, "state", "off");
+}
+
+static void
+test_missing_admin_dir (void)
+{
+  g_autofree char *root = g_dir_make_tmp ("vt-damon-XXXXXX", NULL);
+  g_autofree char *state_dir = g_build_filename (root, "state", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+
+  put_file (root, "sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+  g_assert_null (vt_damon_new (root, state_dir, 2, record_snapshot, snapshots, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED);
+  g_assert_nonnull (strstr (error->message, "CONFIG_DAMON_SYSFS"));
+  remove_tree (root);
+}
+
+/* Without vaddr, vtierd says so, and gives back the slots it created. */
+static void
+test_no_vaddr_operations (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  g_autoptr (GError) error = NULL;
+  fake_host_add_slot_dirs (host, 2);
+  put_slot_file (host, 0, CTX "avail_operations", "paddr\n");
+
+  g_assert_null (vt_damon_new (host->root, host->state_dir, 2, record_snapshot, snapshots,
+                               &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED);
+  g_assert_nonnull (strstr (error->message, "vaddr"));
+  g_autofree char *nr = get_file (host->root, KDAMONDS "/nr_kdamonds");
+  g_assert_cmpstr (nr, ==, "0");
+  g_autofree char *record = g_build_filename (host->state_dir, "damon-slots", NULL);
+  g_assert_false (g_file_test (record, G_FILE_TEST_EXISTS));
+}
+
+static gboolean
+on_timeout (gpointer user_data)
+{
+  *(gboolean *) user_data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* The real path: trace text written into trace_pipe (a FIFO here) reaches
+ * the callback through the main loop. */
+static void
+test_trace_pipe_on_main_loop (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  g_autofree char *text = data_contents ("trace.txt");
+  g_autofree char *pipe = g_build_filename (host->root, INSTANCE "/trace_pipe", NULL);
+  gboolean timed_out = FALSE;
+  int vm;
+  fake_host_add_slot_dirs (host, 2);
+  VtDamon *damon = damon_new_on (host, 2, snapshots);
+  put_slot_file (host, 0, "pid", "244");
+  add_target (damon, &vm, 196, one_range, 1);
+
+  int writer = open (pipe, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  g_assert_cmpint (writer, >=, 0);
+  g_assert_cmpint (write (writer, text, strlen (text)), ==, (gssize) strlen (text));
+
+  guint timeout = g_timeout_add (1500, on_timeout, &timed_out);
+  while (snapshots->len < N_TRACE_SNAPSHOTS && !timed_out)
+    g_main_context_iteration (NULL, TRUE);
+  if (!timed_out)
+    g_source_remove (timeout);
+  assert_trace_snapshots (snapshots, &vm);
+
+  damon_free_on_fake_host (damon);
+  close (writer);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/damon/parse-trace-line", test_parse_trace_line);
+  g_test_add_func ("/damon/feed-real-trace", test_feed_real_trace);
+  g_test_add_func ("/damon/feed-trace-cut-at-start", test_feed_trace_cut_at_start);
+  g_test_add_func ("/damon/interleaved-kdamonds", test_interleaved_kdamonds);
+  g_test_add_func ("/damon/new-creates-slots", test_new_creates_slots);
+  g_test_add_func ("/damon/new-leaves-others-alone", test_new_leaves_others_alone);
+  g_test_add_func ("/damon/new-distrusts-other-boot", test_new_distrusts_other_boot);
+  g_test_add_func ("/damon/new-takes-back-own-slots", test_new_takes_back_own_slots);
+  g_test_add_func ("/damon/add-target-writes-config", test_add_target_writes_config);
+  g_test_add_func ("/damon/missing-admin-dir", test_missing_admin_dir);
+  g_test_add_func ("/damon/no-vaddr-operations", test_no_vaddr_operations);
+  g_test_add_func ("/damon/trace-pipe-on-main-loop", test_trace_pipe_on_main_loop);
+  return g_test_run ();
+}

@@ -1,0 +1,792 @@
+/* The region engine against fake memory: tiling, sampling, aging, merge and
+ * split bounds, snapshot loading. The memory is fake, the algorithm is the
+ * real one: where DAMON only promises best effort (region boundaries follow
+ * a hot area to within a fraction of a region), the tests allow that slack
+ * and say how much. */
+#include <glib.h>
+
+#include "regions/vt-regions.h"
+
+#define KiB (G_GUINT64_CONSTANT (1024))
+#define MiB (1024 * KiB)
+#define GiB (1024 * MiB)
+#define PAGE (4 * KiB)
+
+/* 40 samples per aggregation: heat 0..40, merge threshold 4. */
+static const VtRegionAttrs default_attrs = {
+  .sample_us = 5000, .aggr_us = 200000, .min_nr_regions = 10, .max_nr_regions = 1000
+};
+#define SAMPLES 40
+#define THRESHOLD (SAMPLES / 10)
+
+/* --- Fake memory ------------------------------------------------------- */
+
+/* Pages in [start, end) are accessed in the last `hits` checks of each
+ * window of SAMPLES checks. */
+typedef struct {
+  guint64 start, end;
+  guint hits;
+} Band;
+
+typedef struct {
+  const VtAddrRange *ranges;  /* the monitored ranges, for the invariants */
+  guint n_ranges;
+  guint64 hot_start, hot_end; /* every check of a page in here finds it accessed */
+  guint hit_every;            /* > 0: the window's checks number hit_every, 2*hit_every, ...
+                               * (counting from 1) find every page accessed */
+  GRand *noise;               /* non-NULL: every check is accessed at random, p = 1/2 */
+  const Band *bands;
+  guint n_bands;
+  guint prepares, checks, window_check;
+  GHashTable *prepared;       /* pages marked by the last prepare */
+} FakeMemory;
+
+static void
+fake_memory_clear (FakeMemory *mem)
+{
+  g_clear_pointer (&mem->noise, g_rand_free);
+  g_clear_pointer (&mem->prepared, g_hash_table_unref);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (FakeMemory, fake_memory_clear)
+
+static void
+fake_prepare (gpointer data, const VtRegion *regions, guint n)
+{
+  FakeMemory *mem = data;
+  mem->prepares++;
+  g_clear_pointer (&mem->prepared, g_hash_table_unref);
+  mem->prepared = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  for (guint i = 0; i < n; i++) {
+    const VtRegion *r = &regions[i];
+    g_assert_cmpuint (r->sampling_addr % PAGE, ==, 0);
+    g_assert_cmpuint (r->sampling_addr, >=, r->start);
+    g_assert_cmpuint (r->sampling_addr, <, r->end);
+    g_hash_table_add (mem->prepared, g_memdup2 (&r->sampling_addr, sizeof r->sampling_addr));
+  }
+}
+
+static gboolean
+in_band_hit (const FakeMemory *mem, guint64 addr)
+{
+  for (guint b = 0; b < mem->n_bands; b++)
+    if (addr >= mem->bands[b].start && addr < mem->bands[b].end)
+      return mem->window_check > SAMPLES - mem->bands[b].hits;
+  return FALSE;
+}
+
+static void
+fake_check (gpointer data, const VtRegion *regions, guint n, gboolean *accessed)
+{
+  FakeMemory *mem = data;
+  mem->checks++;
+  mem->window_check++;
+  gboolean all_hit = mem->hit_every && mem->window_check % mem->hit_every == 0;
+  for (guint i = 0; i < n; i++) {
+    guint64 addr = regions[i].sampling_addr;
+    /* Only prepared pages say anything. */
+    g_assert_nonnull (mem->prepared);
+    g_assert_true (g_hash_table_contains (mem->prepared, &addr));
+    accessed[i] = all_hit || (addr >= mem->hot_start && addr < mem->hot_end) ||
+                  in_band_hit (mem, addr) || (mem->noise && g_rand_boolean (mem->noise));
+  }
+}
+
+static const VtAccessPrimitives fake_prims = { fake_prepare, fake_check };
+
+/* --- Helpers ----------------------------------------------------------- */
+
+static const VtRegion *
+regions_of (const VtRegionSet *set, guint *n)
+{
+  const VtRegion *regions = vt_region_set_regions (set, n);
+  g_assert_nonnull (regions);
+  return regions;
+}
+
+/* Sorted, page aligned, each within one range, no holes, nothing outside. */
+static void
+assert_tiles (const VtRegionSet *set, const VtAddrRange *ranges, guint n_ranges)
+{
+  guint n;
+  const VtRegion *r = regions_of (set, &n);
+  guint i = 0;
+
+  for (guint k = 0; k < n_ranges; k++) {
+    guint64 at = ranges[k].start;
+    while (at < ranges[k].end) {
+      g_assert_cmpuint (i, <, n);
+      g_assert_cmpuint (r[i].start, ==, at);
+      g_assert_cmpuint (r[i].end, >, r[i].start);
+      g_assert_cmpuint (r[i].end, <=, ranges[k].end);
+      g_assert_cmpuint (r[i].start % PAGE, ==, 0);
+      g_assert_cmpuint (r[i].end % PAGE, ==, 0);
+      at = r[i++].end;
+    }
+  }
+  g_assert_cmpuint (i, ==, n);
+}
+
+static guint64
+pages_in (const VtAddrRange *ranges, guint n_ranges)
+{
+  guint64 pages = 0;
+  for (guint k = 0; k < n_ranges; k++)
+    pages += (ranges[k].end - ranges[k].start) / PAGE;
+  return pages;
+}
+
+static void
+assert_bounds (const VtRegionSet *set, const VtAddrRange *ranges, guint n_ranges)
+{
+  const VtRegionAttrs *attrs = vt_region_set_attrs (set);
+  guint n;
+  regions_of (set, &n);
+  g_assert_cmpuint (n, <=, attrs->max_nr_regions);
+  if (pages_in (ranges, n_ranges) >= attrs->min_nr_regions)
+    g_assert_cmpuint (n, >=, attrs->min_nr_regions);
+}
+
+/* One aggregation interval: `samples` samples, then aggregate, then the
+ * invariants. */
+static void
+run_window (VtRegionSet *set, FakeMemory *mem, guint samples)
+{
+  mem->window_check = 0;
+  for (guint s = 0; s < samples; s++)
+    vt_region_set_sample (set, &fake_prims, mem);
+  vt_region_set_aggregate (set);
+  assert_tiles (set, mem->ranges, mem->n_ranges);
+  assert_bounds (set, mem->ranges, mem->n_ranges);
+}
+
+static guint
+region_count (const VtRegionSet *set)
+{
+  guint n;
+  regions_of (set, &n);
+  return n;
+}
+
+/* Lowest and highest heat of the regions overlapping [start, end). */
+static guint
+min_heat_over (const VtRegionSet *set, guint64 start, guint64 end)
+{
+  guint n, heat = G_MAXUINT;
+  const VtRegion *r = regions_of (set, &n);
+  for (guint i = 0; i < n; i++)
+    if (r[i].end > start && r[i].start < end)
+      heat = MIN (heat, r[i].nr_accesses);
+  return heat;
+}
+
+static guint
+max_heat_over (const VtRegionSet *set, guint64 start, guint64 end)
+{
+  guint n, heat = 0;
+  const VtRegion *r = regions_of (set, &n);
+  for (guint i = 0; i < n; i++)
+    if (r[i].end > start && r[i].start < end)
+      heat = MAX (heat, r[i].nr_accesses);
+  return heat;
+}
+
+/* Bytes of [start, end) in regions of heat >= min_heat. */
+static guint64
+bytes_over (const VtRegionSet *set, guint64 start, guint64 end, guint min_heat)
+{
+  guint n;
+  guint64 bytes = 0;
+  const VtRegion *r = regions_of (set, &n);
+  for (guint i = 0; i < n; i++) {
+    guint64 s = MAX (r[i].start, start), e = MIN (r[i].end, end);
+    if (e > s && r[i].nr_accesses >= min_heat)
+      bytes += e - s;
+  }
+  return bytes;
+}
+
+static void
+assert_all_regions (const VtRegionSet *set, guint nr_accesses, guint age)
+{
+  guint n;
+  const VtRegion *r = regions_of (set, &n);
+  for (guint i = 0; i < n; i++) {
+    g_assert_cmpuint (r[i].nr_accesses, ==, nr_accesses);
+    g_assert_cmpuint (r[i].age, ==, age);
+    g_assert_cmpuint (r[i].cur_accesses, ==, 0);
+  }
+}
+
+static guint
+regions_in (const VtRegionSet *set, const VtAddrRange *range)
+{
+  guint n, count = 0;
+  const VtRegion *r = regions_of (set, &n);
+  for (guint i = 0; i < n; i++)
+    count += r[i].start >= range->start && r[i].end <= range->end;
+  return count;
+}
+
+/* --- new() --------------------------------------------------------------- */
+
+static void
+test_new_one_range (void)
+{
+  VtAddrRange range = { 1 * GiB, 2 * GiB };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, &range, 1, 1);
+  g_assert_nonnull (set);
+  assert_tiles (set, &range, 1);
+
+  guint n;
+  const VtRegion *r = regions_of (set, &n);
+  g_assert_cmpuint (n, ==, 10);
+  for (guint i = 0; i < n; i++) {
+    /* 1 GiB / 10: 26214 or 26215 pages. */
+    g_assert_cmpuint (r[i].end - r[i].start, >=, 26214 * PAGE);
+    g_assert_cmpuint (r[i].end - r[i].start, <=, 26215 * PAGE);
+    g_assert_cmpuint (r[i].nr_accesses, ==, 0);
+    g_assert_cmpuint (r[i].age, ==, 0);
+  }
+  g_assert_cmpuint (vt_region_set_max_accesses (set), ==, SAMPLES);
+  g_assert_cmpuint (vt_region_set_attrs (set)->max_nr_regions, ==, 1000);
+  g_assert_cmpuint (vt_region_set_bytes_at_least (set, 0), ==, 1 * GiB);
+}
+
+static void
+test_new_ranges_with_gaps (void)
+{
+  /* Shares of 10: 6.25, 2.5, 1.25 -> 6, 3 (largest remainder), 1. */
+  VtAddrRange ranges[] = {
+    { 0, 640 * MiB }, { 1 * GiB, 1 * GiB + 256 * MiB }, { 4 * GiB, 4 * GiB + 128 * MiB }
+  };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, ranges, 3, 1);
+  assert_tiles (set, ranges, 3);
+  g_assert_cmpuint (region_count (set), ==, 10);
+  g_assert_cmpuint (regions_in (set, &ranges[0]), ==, 6);
+  g_assert_cmpuint (regions_in (set, &ranges[1]), ==, 3);
+  g_assert_cmpuint (regions_in (set, &ranges[2]), ==, 1);
+
+  /* A one-page range still gets its region, the big one gives it up. */
+  VtAddrRange tiny[] = { { 0, 1 * GiB }, { 2 * GiB, 2 * GiB + PAGE } };
+  g_autoptr (VtRegionSet) with_tiny = vt_region_set_new (&default_attrs, tiny, 2, 1);
+  assert_tiles (with_tiny, tiny, 2);
+  g_assert_cmpuint (regions_in (with_tiny, &tiny[0]), ==, 9);
+  g_assert_cmpuint (regions_in (with_tiny, &tiny[1]), ==, 1);
+
+  /* Fewer pages than min: one region per page. */
+  VtAddrRange few_pages = { 0, 5 * PAGE };
+  g_autoptr (VtRegionSet) small = vt_region_set_new (&default_attrs, &few_pages, 1, 1);
+  assert_tiles (small, &few_pages, 1);
+  g_assert_cmpuint (region_count (small), ==, 5);
+
+  /* More ranges than min: one region per range. */
+  VtRegionAttrs three = default_attrs;
+  three.min_nr_regions = 3;
+  VtAddrRange four[] = { { 0, MiB }, { 2 * MiB, 3 * MiB }, { 4 * MiB, 5 * MiB }, { 6 * MiB, 7 * MiB } };
+  g_autoptr (VtRegionSet) many = vt_region_set_new (&three, four, 4, 1);
+  assert_tiles (many, four, 4);
+  g_assert_cmpuint (region_count (many), ==, 4);
+}
+
+static void
+test_new_rejects_invalid (void)
+{
+  VtAddrRange good = { 0, 1 * GiB };
+  VtRegionAttrs a;
+
+  a = default_attrs;
+  a.min_nr_regions = 2;
+  g_assert_null (vt_region_set_new (&a, &good, 1, 1));
+  a = default_attrs;
+  a.max_nr_regions = 9;
+  g_assert_null (vt_region_set_new (&a, &good, 1, 1));
+  a = default_attrs;
+  a.sample_us = 0;
+  g_assert_null (vt_region_set_new (&a, &good, 1, 1));
+  a = default_attrs;
+  a.aggr_us = 4999;
+  g_assert_null (vt_region_set_new (&a, &good, 1, 1));
+  g_assert_null (vt_region_set_new (NULL, &good, 1, 1));
+  /* The smallest valid: max == min, one sample per aggregation. */
+  a = default_attrs;
+  a.max_nr_regions = a.min_nr_regions;
+  a.aggr_us = a.sample_us;
+  g_autoptr (VtRegionSet) edge = vt_region_set_new (&a, &good, 1, 1);
+  g_assert_nonnull (edge);
+  g_assert_cmpuint (vt_region_set_max_accesses (edge), ==, 1);
+
+  g_assert_null (vt_region_set_new (&default_attrs, NULL, 0, 1));
+  g_assert_null (vt_region_set_new (&default_attrs, &good, 0, 1));
+  VtAddrRange unsorted[] = { { 2 * GiB, 3 * GiB }, { 0, 1 * GiB } };
+  g_assert_null (vt_region_set_new (&default_attrs, unsorted, 2, 1));
+  VtAddrRange overlapping[] = { { 0, 2 * GiB }, { 1 * GiB, 3 * GiB } };
+  g_assert_null (vt_region_set_new (&default_attrs, overlapping, 2, 1));
+  VtAddrRange empty = { 1 * GiB, 1 * GiB };
+  g_assert_null (vt_region_set_new (&default_attrs, &empty, 1, 1));
+  VtAddrRange misaligned_start = { 100, 1 * GiB };
+  g_assert_null (vt_region_set_new (&default_attrs, &misaligned_start, 1, 1));
+  VtAddrRange misaligned_end = { 0, 1 * GiB + 100 };
+  g_assert_null (vt_region_set_new (&default_attrs, &misaligned_end, 1, 1));
+  /* Touching ranges are disjoint. */
+  VtAddrRange touching[] = { { 0, 1 * GiB }, { 1 * GiB, 2 * GiB } };
+  g_autoptr (VtRegionSet) ok = vt_region_set_new (&default_attrs, touching, 2, 1);
+  g_assert_nonnull (ok);
+}
+
+/* --- sample() and aggregate() --------------------------------------------- */
+
+static void
+test_sample_prepares_then_checks (void)
+{
+  VtAddrRange range = { 0, 1 * GiB };
+  g_auto (FakeMemory) mem = { .ranges = &range, .n_ranges = 1, .hot_start = 0, .hot_end = 1 * GiB };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, &range, 1, 1);
+
+  /* The first sample has nothing to check yet. */
+  vt_region_set_sample (set, &fake_prims, &mem);
+  g_assert_cmpuint (mem.prepares, ==, 1);
+  g_assert_cmpuint (mem.checks, ==, 0);
+  guint n;
+  const VtRegion *r = regions_of (set, &n);
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpuint (r[i].cur_accesses, ==, 0);
+
+  vt_region_set_sample (set, &fake_prims, &mem);
+  vt_region_set_sample (set, &fake_prims, &mem);
+  g_assert_cmpuint (mem.prepares, ==, 3);
+  g_assert_cmpuint (mem.checks, ==, 2);
+  r = regions_of (set, &n);
+  for (guint i = 0; i < n; i++) {
+    g_assert_cmpuint (r[i].cur_accesses, ==, 2);
+    g_assert_cmpuint (r[i].nr_accesses, ==, 0); /* until the aggregation */
+  }
+  vt_region_set_aggregate (set);
+  r = regions_of (set, &n);
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpuint (r[i].nr_accesses, ==, 2);
+}
+
+/* All memory equally hot: every region, including those split off at an
+ * aggregation (whose sampling page for the first check was their parent's),
+ * reads exactly the full heat. */
+static void
+test_uniform_heat_is_exact (void)
+{
+  VtAddrRange ranges[] = { { 0, 512 * MiB }, { 1 * GiB, 1 * GiB + 512 * MiB } };
+  g_auto (FakeMemory) mem = { .ranges = ranges, .n_ranges = 2, .hot_end = G_MAXUINT64 };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, ranges, 2, 3);
+
+  /* The first window had one check less: its first sample only prepared. */
+  run_window (set, &mem, SAMPLES);
+  g_assert_cmpuint (min_heat_over (set, 0, G_MAXUINT64), ==, SAMPLES - 1);
+  for (guint w = 0; w < 10; w++) {
+    run_window (set, &mem, SAMPLES);
+    g_assert_cmpuint (min_heat_over (set, 0, G_MAXUINT64), ==, SAMPLES);
+    g_assert_cmpuint (max_heat_over (set, 0, G_MAXUINT64), ==, SAMPLES);
+  }
+  g_assert_cmpuint (vt_region_set_bytes_at_least (set, SAMPLES), ==, 1 * GiB);
+
+  mem.hot_end = 0;
+  for (guint w = 0; w < 3; w++) {
+    run_window (set, &mem, SAMPLES);
+    g_assert_cmpuint (max_heat_over (set, 0, G_MAXUINT64), ==, 0);
+  }
+}
+
+/* 1 GiB with a hot 64 MiB in the middle. */
+static void
+test_hot_range_found (void)
+{
+  VtAddrRange range = { 0, 1 * GiB };
+  const guint64 hot_start = 512 * MiB, hot_end = 576 * MiB;
+  g_auto (FakeMemory) mem = { .ranges = &range, .n_ranges = 1, .hot_start = hot_start,
+                              .hot_end = hot_end };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, &range, 1, 42);
+  const guint64 hot_len = hot_end - hot_start, quarter = hot_len / 4;
+  guint full_heat_windows = 0;
+
+  for (guint w = 0; w < 30; w++) {
+    run_window (set, &mem, SAMPLES);
+    if (w < 10)
+      continue;
+    /* (b) What reads hot is the hot range, to 10%. */
+    guint64 hot_bytes = vt_region_set_bytes_at_least (set, SAMPLES / 2);
+    g_assert_cmpuint (hot_bytes, >=, hot_len - hot_len / 10);
+    g_assert_cmpuint (hot_bytes, <=, hot_len + hot_len / 10);
+    if (w < 20)
+      continue;
+    /* (c) Boundaries are exact only to a fraction of a region: a region
+     * straddling one has a mixed heat, and one that merged into the hot
+     * region pulls its (floored) average below the full heat by at most the
+     * merge threshold. Over 1000 seeds, from the 20th aggregation on: hot
+     * pages read below half heat only within 0.92 MiB of the ends, cold
+     * pages above it only within 2.5 MiB; the middle half reads at least
+     * 37, and the full 40 in at least one of the last ten aggregations. */
+    g_assert_cmpuint (min_heat_over (set, hot_start + 2 * MiB, hot_end - 2 * MiB), >=, SAMPLES / 2);
+    g_assert_cmpuint (max_heat_over (set, 0, hot_start - 4 * MiB), <, SAMPLES / 2);
+    g_assert_cmpuint (max_heat_over (set, hot_end + 4 * MiB, 1 * GiB), <, SAMPLES / 2);
+    guint middle = min_heat_over (set, hot_start + quarter, hot_end - quarter);
+    g_assert_cmpuint (middle, >=, SAMPLES - THRESHOLD);
+    full_heat_windows += middle == SAMPLES;
+  }
+  g_assert_cmpuint (full_heat_windows, >=, 1);
+}
+
+static void
+test_hot_range_moves (void)
+{
+  VtAddrRange range = { 0, 1 * GiB };
+  g_auto (FakeMemory) mem = { .ranges = &range, .n_ranges = 1, .hot_start = 512 * MiB,
+                              .hot_end = 576 * MiB };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, &range, 1, 5);
+  const guint64 hot_len = 64 * MiB;
+
+  for (guint w = 0; w < 20; w++)
+    run_window (set, &mem, SAMPLES);
+  g_assert_cmpuint (bytes_over (set, 512 * MiB, 576 * MiB, SAMPLES / 2), >=, hot_len * 9 / 10);
+
+  /* Moves to overlap its old place by a half. Over 1000 seeds, 10
+   * aggregations at most found it (12 here for a margin). */
+  mem.hot_start = 544 * MiB;
+  mem.hot_end = 608 * MiB;
+  for (guint w = 0; w < 12; w++)
+    run_window (set, &mem, SAMPLES);
+  g_assert_cmpuint (bytes_over (set, 544 * MiB, 608 * MiB, SAMPLES / 2), >=, hot_len * 9 / 10);
+  g_assert_cmpuint (bytes_over (set, 512 * MiB, 544 * MiB, SAMPLES / 2), <=, hot_len / 10);
+  g_assert_cmpuint (vt_region_set_bytes_at_least (set, SAMPLES / 2), <=, hot_len * 11 / 10);
+
+  /* And again, far away. */
+  mem.hot_start = 128 * MiB;
+  mem.hot_end = 192 * MiB;
+  for (guint w = 0; w < 12; w++)
+    run_window (set, &mem, SAMPLES);
+  g_assert_cmpuint (bytes_over (set, 128 * MiB, 192 * MiB, SAMPLES / 2), >=, hot_len * 9 / 10);
+  g_assert_cmpuint (bytes_over (set, 512 * MiB, 608 * MiB, SAMPLES / 2), <=, hot_len / 10);
+  g_assert_cmpuint (vt_region_set_bytes_at_least (set, SAMPLES / 2), <=, hot_len * 11 / 10);
+}
+
+/* Everywhere the same heat, so every region has the same age. */
+static void
+test_aging (void)
+{
+  VtAddrRange range = { 0, 1 * GiB };
+  g_auto (FakeMemory) mem = { .ranges = &range, .n_ranges = 1 };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, &range, 1, 9);
+
+  run_window (set, &mem, SAMPLES);
+  assert_all_regions (set, 0, 1);
+  run_window (set, &mem, SAMPLES);
+  assert_all_regions (set, 0, 2);
+  /* 0 -> 4: a change of the threshold itself keeps the age. */
+  mem.hit_every = SAMPLES / 4;
+  run_window (set, &mem, SAMPLES);
+  assert_all_regions (set, 4, 3);
+  /* 4 -> 10: more than the threshold resets it. */
+  mem.hit_every = SAMPLES / 10;
+  run_window (set, &mem, SAMPLES);
+  assert_all_regions (set, 10, 0);
+  run_window (set, &mem, SAMPLES);
+  assert_all_regions (set, 10, 1);
+  /* 10 -> 5: so does a drop. */
+  mem.hit_every = SAMPLES / 5;
+  run_window (set, &mem, SAMPLES);
+  assert_all_regions (set, 5, 0);
+  mem.hit_every = 0;
+  mem.hot_end = G_MAXUINT64;
+  run_window (set, &mem, SAMPLES);
+  assert_all_regions (set, SAMPLES, 0);
+  run_window (set, &mem, SAMPLES);
+  assert_all_regions (set, SAMPLES, 1);
+}
+
+static void
+load_even_regions (VtRegionSet *set, guint64 start, guint64 end, guint count, guint heat)
+{
+  g_autofree VtRegion *snapshot = g_new0 (VtRegion, count);
+  guint64 pages = (end - start) / PAGE;
+  for (guint i = 0; i < count; i++) {
+    snapshot[i].start = start + pages * i / count * PAGE;
+    snapshot[i].end = start + pages * (i + 1) / count * PAGE;
+    snapshot[i].nr_accesses = heat;
+  }
+  vt_region_set_load (set, snapshot, count);
+}
+
+/* All cold: regions merge back towards min, never below, never above max,
+ * and never beyond the size limit. */
+static void
+test_merge_when_cold (void)
+{
+  VtAddrRange range = { 0, 1 * GiB };
+  g_auto (FakeMemory) mem = { .ranges = &range, .n_ranges = 1 };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, &range, 1, 11);
+  const guint64 size_limit = 1 * GiB / 10 / PAGE * PAGE;
+
+  load_even_regions (set, 0, 1 * GiB, 800, 0);
+  g_assert_cmpuint (region_count (set), ==, 800);
+  /* Merging under the size limit (1/10 of the space) leaves at most
+   * 2 * 10 + 1 regions, splitting at most triples them. */
+  for (guint w = 0; w < 20; w++) {
+    run_window (set, &mem, SAMPLES);
+    g_assert_cmpuint (region_count (set), <=, 3 * (2 * 10 + 1));
+    guint n;
+    const VtRegion *r = regions_of (set, &n);
+    for (guint i = 0; i < n; i++)
+      g_assert_cmpuint (r[i].end - r[i].start, <=, size_limit);
+  }
+}
+
+/* Neighbours within the threshold merge into their size-weighted average
+ * (rounded down, as DAMON), heat and age; the pieces they split into
+ * inherit both. */
+static void
+test_merge_averages (void)
+{
+  VtAddrRange range = { 0, 64 * MiB };
+  const Band bands[] = {
+    { 0, 2 * MiB, SAMPLES },                     /* 40 */
+    { 2 * MiB, 3 * MiB, SAMPLES - THRESHOLD },   /* 36: merges with 40 */
+    { 3 * MiB, 4 * MiB, SAMPLES - 9 },           /* 31: too far from 38 */
+  };
+  g_auto (FakeMemory) mem = { .ranges = &range, .n_ranges = 1, .bands = bands, .n_bands = 3 };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, &range, 1, 17);
+
+  /* The cold rest in regions of 6 MiB: two of them would pass the size
+   * limit of 6.4 MiB. */
+  VtRegion snapshot[13] = { 0 };
+  snapshot[0] = (VtRegion){ .start = 0, .end = 2 * MiB, .nr_accesses = SAMPLES, .age = 5 };
+  snapshot[1] = (VtRegion){ .start = 2 * MiB, .end = 3 * MiB, .nr_accesses = 36, .age = 1 };
+  snapshot[2] = (VtRegion){ .start = 3 * MiB, .end = 4 * MiB, .nr_accesses = 20, .age = 7 };
+  for (guint i = 0; i < 10; i++)
+    snapshot[3 + i] = (VtRegion){ .start = 4 * MiB + i * 6 * MiB, .end = 4 * MiB + (i + 1) * 6 * MiB };
+  vt_region_set_load (set, snapshot, G_N_ELEMENTS (snapshot));
+
+  /* After a load the first sample only prepares: one more for a full
+   * window. */
+  vt_region_set_sample (set, &fake_prims, &mem);
+  run_window (set, &mem, SAMPLES);
+  /* (40 * 2 + 36 * 1) / 3 = 38.67; ages 6 and 2: 4.67. The 31 went up
+   * from 20: its age restarted. */
+  g_assert_cmpuint (min_heat_over (set, 0, 3 * MiB), ==, 38);
+  g_assert_cmpuint (max_heat_over (set, 0, 3 * MiB), ==, 38);
+  g_assert_cmpuint (min_heat_over (set, 3 * MiB, 4 * MiB), ==, 31);
+  g_assert_cmpuint (max_heat_over (set, 3 * MiB, 4 * MiB), ==, 31);
+  g_assert_cmpuint (max_heat_over (set, 4 * MiB, 64 * MiB), ==, 0);
+  guint n;
+  const VtRegion *r = regions_of (set, &n);
+  for (guint i = 0; i < n; i++) {
+    if (r[i].end <= 3 * MiB)
+      g_assert_cmpuint (r[i].age, ==, 4);
+    else if (r[i].end <= 4 * MiB)
+      g_assert_cmpuint (r[i].age, ==, 0);
+  }
+  g_assert_cmpuint (region_count (set), >, 13); /* split */
+}
+
+/* A noisy pattern keeps neighbours' heat apart: the count still stays
+ * within [min, max], also after snapshots with too many or too few. */
+static void
+test_count_bounded_when_noisy (void)
+{
+  VtAddrRange ranges[] = { { 0, 256 * MiB }, { 1 * GiB, 2 * GiB } };
+  VtRegionAttrs attrs = default_attrs;
+  attrs.min_nr_regions = 3;
+  attrs.max_nr_regions = 12;
+  g_auto (FakeMemory) mem = { .ranges = ranges, .n_ranges = 2, .noise = g_rand_new_with_seed (1) };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&attrs, ranges, 2, 13);
+
+  for (guint w = 0; w < 40; w++)
+    run_window (set, &mem, SAMPLES);
+
+  /* Min 10 and max 12: DAMON's merge may keep up to 2 * 10 + 2 regions.
+   * Many small ones merge under the size limit (128 MiB)... */
+  attrs.min_nr_regions = 10;
+  g_autoptr (VtRegionSet) tight = vt_region_set_new (&attrs, ranges, 2, 13);
+  load_even_regions (tight, 1 * GiB, 2 * GiB, 300, 0);
+  g_assert_cmpuint (region_count (tight), ==, 301);
+  for (guint w = 0; w < 10; w++)
+    run_window (tight, &mem, SAMPLES);
+  /* ... but not 15 of 85 MiB, no two of which fit under it. */
+  load_even_regions (tight, 0, 2 * GiB, 24, 0);
+  g_assert_cmpuint (region_count (tight), >, 12);
+  run_window (tight, &mem, SAMPLES);
+
+  /* Too few: one region per range. */
+  vt_region_set_load (tight, NULL, 0);
+  g_assert_cmpuint (region_count (tight), ==, 2);
+  run_window (tight, &mem, SAMPLES);
+  g_assert_cmpuint (region_count (tight), >=, 10);
+}
+
+/* --- load() -------------------------------------------------------------- */
+
+static void
+assert_region (const VtRegion *r, guint64 start, guint64 end, guint nr_accesses, guint age)
+{
+  g_assert_cmpuint (r->start, ==, start);
+  g_assert_cmpuint (r->end, ==, end);
+  g_assert_cmpuint (r->nr_accesses, ==, nr_accesses);
+  g_assert_cmpuint (r->age, ==, age);
+  g_assert_cmpuint (r->cur_accesses, ==, 0);
+}
+
+static void
+test_load_clips_and_fills (void)
+{
+  VtAddrRange ranges[] = { { 0, 1 * MiB }, { 2 * MiB, 3 * MiB } };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, ranges, 2, 1);
+  /* Unsorted; A spans the gap; C runs past the end; E overlaps A's second
+   * part; F starts with B. */
+  const VtRegion snapshot[] = {
+    { .start = 512 * KiB, .end = 2 * MiB + 512 * KiB, .nr_accesses = 7, .age = 3 },  /* A */
+    { .start = 2 * MiB + 768 * KiB, .end = 4 * MiB, .nr_accesses = 9, .age = 5 },    /* C */
+    { .start = 0, .end = 256 * KiB, .nr_accesses = 2, .age = 1, .cur_accesses = 8 }, /* B */
+    { .start = 2 * MiB + 256 * KiB, .end = 2 * MiB + 768 * KiB, .nr_accesses = 4, .age = 2 }, /* E */
+    { .start = 0, .end = 128 * KiB, .nr_accesses = 30, .age = 30 },                 /* F */
+    { .start = 5 * MiB, .end = 6 * MiB, .nr_accesses = 30, .age = 30 },             /* outside */
+    { .start = 700 * KiB, .end = 700 * KiB, .nr_accesses = 30, .age = 30 },         /* empty */
+  };
+  vt_region_set_load (set, snapshot, G_N_ELEMENTS (snapshot));
+  assert_tiles (set, ranges, 2);
+
+  /* Where snapshot regions overlap, the one that starts first keeps the
+   * overlap (on equal starts, the first in the snapshot). */
+  guint n;
+  const VtRegion *r = regions_of (set, &n);
+  g_assert_cmpuint (n, ==, 6);
+  assert_region (&r[0], 0, 256 * KiB, 2, 1);                               /* B, not F */
+  assert_region (&r[1], 256 * KiB, 512 * KiB, 0, 0);                       /* hole */
+  assert_region (&r[2], 512 * KiB, 1 * MiB, 7, 3);                         /* A */
+  assert_region (&r[3], 2 * MiB, 2 * MiB + 512 * KiB, 7, 3);               /* A */
+  assert_region (&r[4], 2 * MiB + 512 * KiB, 2 * MiB + 768 * KiB, 4, 2);   /* E, after A */
+  assert_region (&r[5], 2 * MiB + 768 * KiB, 3 * MiB, 9, 5);               /* C */
+
+  /* Nothing: one cold region per range. */
+  vt_region_set_load (set, NULL, 0);
+  r = regions_of (set, &n);
+  g_assert_cmpuint (n, ==, 2);
+  assert_region (&r[0], 0, 1 * MiB, 0, 0);
+  assert_region (&r[1], 2 * MiB, 3 * MiB, 0, 0);
+}
+
+static void
+test_load_keeps_kernel_view (void)
+{
+  VtAddrRange range = { 0, 64 * MiB };
+  VtRegionAttrs attrs = default_attrs;
+  attrs.max_nr_regions = 20;
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&attrs, &range, 1, 1);
+  g_auto (FakeMemory) mem = { .ranges = &range, .n_ranges = 1 };
+
+  /* More than max: kept. */
+  load_even_regions (set, 0, 64 * MiB, 100, 3);
+  assert_tiles (set, &range, 1);
+  g_assert_cmpuint (region_count (set), ==, 100);
+  g_assert_cmpuint (vt_region_set_bytes_at_least (set, 3), ==, 64 * MiB);
+
+  /* Bounds off a page round down, so neighbours stay neighbours. */
+  const VtRegion odd[] = {
+    { .start = 100, .end = 8 * KiB + 100, .nr_accesses = 1 },
+    { .start = 8 * KiB + 100, .end = 64 * MiB, .nr_accesses = 2 },
+  };
+  vt_region_set_load (set, odd, 2);
+  guint n;
+  const VtRegion *r = regions_of (set, &n);
+  g_assert_cmpuint (n, ==, 2);
+  assert_region (&r[0], 0, 8 * KiB, 1, 0);
+  assert_region (&r[1], 8 * KiB, 64 * MiB, 2, 0);
+
+  /* The loaded regions' pages were never prepared: the next sample only
+   * prepares. */
+  vt_region_set_sample (set, &fake_prims, &mem);
+  g_assert_cmpuint (mem.checks, ==, 0);
+  vt_region_set_sample (set, &fake_prims, &mem);
+  g_assert_cmpuint (mem.checks, ==, 1);
+  vt_region_set_load (set, odd, 2);
+  vt_region_set_sample (set, &fake_prims, &mem);
+  g_assert_cmpuint (mem.checks, ==, 1);
+  g_assert_cmpuint (mem.prepares, ==, 3);
+}
+
+static void
+test_bytes_at_least (void)
+{
+  VtAddrRange range = { 0, 16 * MiB };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, &range, 1, 1);
+  const VtRegion snapshot[] = {
+    { .start = 0, .end = 1 * MiB, .nr_accesses = 40 },
+    { .start = 1 * MiB, .end = 3 * MiB, .nr_accesses = 20 },
+    { .start = 3 * MiB, .end = 7 * MiB, .nr_accesses = 5 },
+    { .start = 8 * MiB, .end = 16 * MiB, .nr_accesses = 1 },
+  };
+  vt_region_set_load (set, snapshot, G_N_ELEMENTS (snapshot));
+  g_assert_cmpuint (vt_region_set_bytes_at_least (set, 0), ==, 16 * MiB);
+  g_assert_cmpuint (vt_region_set_bytes_at_least (set, 1), ==, 15 * MiB);
+  g_assert_cmpuint (vt_region_set_bytes_at_least (set, 2), ==, 7 * MiB);
+  g_assert_cmpuint (vt_region_set_bytes_at_least (set, 5), ==, 7 * MiB);
+  g_assert_cmpuint (vt_region_set_bytes_at_least (set, 6), ==, 3 * MiB);
+  g_assert_cmpuint (vt_region_set_bytes_at_least (set, 21), ==, 1 * MiB);
+  g_assert_cmpuint (vt_region_set_bytes_at_least (set, 40), ==, 1 * MiB);
+  g_assert_cmpuint (vt_region_set_bytes_at_least (set, 41), ==, 0);
+}
+
+/* --- Determinism --------------------------------------------------------- */
+
+static gboolean
+same_regions (const VtRegionSet *a, const VtRegionSet *b)
+{
+  guint na, nb;
+  const VtRegion *ra = regions_of (a, &na), *rb = regions_of (b, &nb);
+  if (na != nb)
+    return FALSE;
+  for (guint i = 0; i < na; i++)
+    if (ra[i].start != rb[i].start || ra[i].end != rb[i].end ||
+        ra[i].sampling_addr != rb[i].sampling_addr || ra[i].nr_accesses != rb[i].nr_accesses ||
+        ra[i].age != rb[i].age)
+      return FALSE;
+  return TRUE;
+}
+
+static VtRegionSet *
+run_seeded (guint64 seed)
+{
+  VtAddrRange range = { 0, 1 * GiB };
+  g_auto (FakeMemory) mem = { .ranges = &range, .n_ranges = 1, .hot_start = 100 * MiB,
+                              .hot_end = 200 * MiB };
+  VtRegionSet *set = vt_region_set_new (&default_attrs, &range, 1, seed);
+  for (guint w = 0; w < 5; w++)
+    run_window (set, &mem, SAMPLES);
+  return set;
+}
+
+static void
+test_same_seed_same_regions (void)
+{
+  g_autoptr (VtRegionSet) a = run_seeded (7);
+  g_autoptr (VtRegionSet) b = run_seeded (7);
+  g_autoptr (VtRegionSet) c = run_seeded (8);
+  g_assert_true (same_regions (a, b));
+  g_assert_false (same_regions (a, c));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/regions/new/one-range", test_new_one_range);
+  g_test_add_func ("/regions/new/ranges-with-gaps", test_new_ranges_with_gaps);
+  g_test_add_func ("/regions/new/rejects-invalid", test_new_rejects_invalid);
+  g_test_add_func ("/regions/sample/prepares-then-checks", test_sample_prepares_then_checks);
+  g_test_add_func ("/regions/sample/uniform-heat-is-exact", test_uniform_heat_is_exact);
+  g_test_add_func ("/regions/sample/hot-range-found", test_hot_range_found);
+  g_test_add_func ("/regions/sample/hot-range-moves", test_hot_range_moves);
+  g_test_add_func ("/regions/aggregate/aging", test_aging);
+  g_test_add_func ("/regions/aggregate/merge-when-cold", test_merge_when_cold);
+  g_test_add_func ("/regions/aggregate/merge-averages", test_merge_averages);
+  g_test_add_func ("/regions/aggregate/count-bounded-when-noisy", test_count_bounded_when_noisy);
+  g_test_add_func ("/regions/load/clips-and-fills", test_load_clips_and_fills);
+  g_test_add_func ("/regions/load/keeps-kernel-view", test_load_keeps_kernel_view);
+  g_test_add_func ("/regions/bytes-at-least", test_bytes_at_least);
+  g_test_add_func ("/regions/same-seed-same-regions", test_same_seed_same_regions);
+  return g_test_run ();
+}

@@ -1,0 +1,69 @@
+/* The sysfs helpers read and write under a fake root, and say which file
+ * and value were wrong. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "common/vt-error.h"
+#include "common/vt-sysfs.h"
+
+static void
+test_read_write_under_root (void)
+{
+  g_autofree char *root = g_dir_make_tmp ("vt-sysfs-XXXXXX", NULL);
+  g_autofree char *dir = g_build_filename (root, "sys/kernel", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  vt_sysfs_set_root (root);
+
+  g_autoptr (GError) error = NULL;
+  g_assert_true (vt_sysfs_write_u64 ("sys/kernel/x", 42, &error));
+  g_assert_no_error (error);
+  guint64 v = 0;
+  g_assert_true (vt_sysfs_read_u64 ("sys/kernel/x", &v, &error));
+  g_assert_cmpuint (v, ==, 42);
+  g_assert_true (vt_sysfs_exists ("sys/kernel/x"));
+
+  g_assert_true (vt_sysfs_write ("sys/kernel/x", "abc\n", &error));
+  g_assert_false (vt_sysfs_read_u64 ("sys/kernel/x", &v, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "sys/kernel/x"));
+  g_clear_error (&error);
+
+  g_assert_null (vt_sysfs_read ("sys/kernel/missing", &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+
+  g_autofree char *x = g_build_filename (dir, "x", NULL);
+  g_unlink (x);
+  g_rmdir (dir);
+  vt_sysfs_set_root (NULL);
+}
+
+static void
+test_nodelist (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) a = vt_parse_nodelist ("3,0-1", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (a->len, ==, 3);
+  g_assert_cmpuint (g_array_index (a, guint, 0), ==, 0);
+  g_assert_cmpuint (g_array_index (a, guint, 2), ==, 3);
+
+  g_autoptr (GArray) empty = vt_parse_nodelist ("", &error);
+  g_assert_cmpuint (empty->len, ==, 0);
+
+  g_assert_null (vt_parse_nodelist ("1-x", &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_null (vt_parse_nodelist ("3-1", &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/sysfs/read-write-under-root", test_read_write_under_root);
+  g_test_add_func ("/sysfs/nodelist", test_nodelist);
+  return g_test_run ();
+}
