@@ -2,7 +2,7 @@
 BUILD ?= build
 export VTIER_BUILD_DIR := $(abspath $(BUILD))
 
-.PHONY: all deps build check unit demo bench clean
+.PHONY: all deps build check unit demo bench-tracking clean
 
 all: build
 
@@ -25,6 +25,10 @@ unit: build
 # The main job, live on the built-in testbed.
 demo: build
 	tests/testbed/run tests/testbed/demo.py
+
+# What tracking heat costs per VM, by guest size and count (prints a table).
+bench-tracking: build
+	tests/testbed/run --out $(BUILD)/bench/tracking tests/testbed/bench/tracking-cost.py
 
 clean:
 	rm -rf $(BUILD)

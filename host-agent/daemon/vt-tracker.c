@@ -4,6 +4,8 @@
 
 #include "common/vt-error.h"
 
+#define HOT_WINDOW 5
+
 struct _VtTracker {
   const VtRamMap *map;
   VtRegionAttrs attrs;
@@ -11,6 +13,9 @@ struct _VtTracker {
   VtAccessTarget *target;
   guint hot_threshold;
   guint64 aggregations;
+  /* Hot bytes of the last aggregations: one 200 ms aggregation is noisy
+   * when the guest's vCPU is descheduled, so the reported figure is their mean. */
+  guint64 recent_hot[HOT_WINDOW];
   /* own sampler */
   guint sample_timer;
   guint samples_per_aggr, samples;
@@ -57,6 +62,8 @@ record_aggregation (VtTracker *t)
   else
     t->history_len++;
   vt_heat_row_fill (&t->history[slot], t->map, r, n, vt_region_set_max_accesses (t->regions));
+  t->recent_hot[t->aggregations % HOT_WINDOW] =
+    vt_region_set_bytes_at_least (t->regions, t->hot_threshold);
   t->aggregations++;
 }
 
@@ -178,7 +185,11 @@ vt_tracker_hot_threshold (VtTracker *t)
 guint64
 vt_tracker_hot_bytes (VtTracker *t)
 {
-  return vt_region_set_bytes_at_least (t->regions, t->hot_threshold);
+  guint n = (guint) MIN (t->aggregations, HOT_WINDOW);
+  guint64 sum = 0;
+  for (guint i = 0; i < n; i++)
+    sum += t->recent_hot[i];
+  return n ? sum / n : 0;
 }
 
 guint64

@@ -37,6 +37,7 @@ void vt_tracker_load (VtTracker *tracker, const VtRegion *regions, guint n);
 const VtRegion *vt_tracker_regions (VtTracker *tracker, guint *n);
 guint vt_tracker_max_accesses (VtTracker *tracker);
 guint vt_tracker_hot_threshold (VtTracker *tracker); /* nr_accesses from which hot */
+/* Bytes in hot regions, averaged over the last 5 aggregations. */
 guint64 vt_tracker_hot_bytes (VtTracker *tracker);
 guint64 vt_tracker_aggregations (VtTracker *tracker);
 const VtRegionAttrs *vt_tracker_attrs (VtTracker *tracker);

@@ -8,17 +8,9 @@
 #include "access/vt-access.h"
 #include "common/vt-error.h"
 #include "common/vt-sysfs.h"
+#include "vt-test-tree.h"
 
 #define PID 4242
-
-static void
-put (const char *root, const char *path, const char *contents)
-{
-  g_autofree char *full = g_build_filename (root, path, NULL);
-  g_autofree char *dir = g_path_get_dirname (full);
-  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
-  g_assert_true (g_file_set_contents (full, contents, -1, NULL));
-}
 
 /* A host whose DAMON has two kdamonds of another user, with soft-dirty and
  * (optionally) idle page tracking. */
@@ -26,19 +18,19 @@ static char *
 make_host (gboolean with_idle, gboolean with_soft_dirty)
 {
   char *root = g_dir_make_tmp ("vt-access-XXXXXX", NULL);
-  put (root, "sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "2\n");
-  put (root, "sys/kernel/mm/damon/admin/kdamonds/0/state", "on\n");
-  put (root, "sys/kernel/mm/damon/admin/kdamonds/1/state", "off\n");
-  put (root, "proc/sys/kernel/random/boot_id", "b0b0\n");
+  vt_test_put_file (root, "sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "2\n");
+  vt_test_put_file (root, "sys/kernel/mm/damon/admin/kdamonds/0/state", "on\n");
+  vt_test_put_file (root, "sys/kernel/mm/damon/admin/kdamonds/1/state", "off\n");
+  vt_test_put_file (root, "proc/sys/kernel/random/boot_id", "b0b0\n");
   if (with_soft_dirty) {
-    put (root, "proc/self/clear_refs", "");
-    put (root, "proc/self/pagemap", "");
+    vt_test_put_file (root, "proc/self/clear_refs", "");
+    vt_test_put_file (root, "proc/self/pagemap", "");
   }
-  put (root, "proc/" G_STRINGIFY (PID) "/clear_refs", "");
-  put (root, "proc/" G_STRINGIFY (PID) "/pagemap", "");
+  vt_test_put_file (root, "proc/" G_STRINGIFY (PID) "/clear_refs", "");
+  vt_test_put_file (root, "proc/" G_STRINGIFY (PID) "/pagemap", "");
   if (with_idle) {
-    put (root, "sys/kernel/mm/page_idle/bitmap", "");
-    put (root, "proc/kpageflags", "");
+    vt_test_put_file (root, "sys/kernel/mm/page_idle/bitmap", "");
+    vt_test_put_file (root, "proc/kpageflags", "");
   }
   return root;
 }

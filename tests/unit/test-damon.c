@@ -12,6 +12,7 @@
 
 #include "access/vt-damon.h"
 #include "common/vt-error.h"
+#include "vt-test-tree.h"
 
 #define KDAMONDS "sys/kernel/mm/damon/admin/kdamonds"
 #define INSTANCE "sys/kernel/tracing/instances/vtierd"
@@ -77,15 +78,6 @@ typedef struct {
   char *state_dir;
 } FakeHost;
 
-static void
-put_file (const char *root, const char *rel, const char *value)
-{
-  g_autofree char *path = g_build_filename (root, rel, NULL);
-  g_autofree char *dir = g_path_get_dirname (path);
-  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
-  g_assert_true (g_file_set_contents (path, value, -1, NULL));
-}
-
 /* A file as DAMON's sysfs shows it, without the line end. */
 static char *
 get_file (const char *root, const char *rel)
@@ -114,7 +106,7 @@ static void
 put_slot_file (FakeHost *host, guint slot, const char *rel, const char *value)
 {
   g_autofree char *path = slot_rel (slot, rel);
-  put_file (host->root, path, value);
+  vt_test_put_file (host->root, path, value);
 }
 
 #define assert_slot_file(host, slot, rel, expected)                    \
@@ -138,12 +130,12 @@ fake_host_new (void)
   g_auto (GStrv) lines = g_strsplit (g_strstrip (empty), "\n", -1);
   guint n = g_strv_length (lines);
   g_assert_true (g_str_has_suffix (lines[n - 2], "kdamonds/nr_kdamonds"));
-  put_file (host->root, KDAMONDS "/nr_kdamonds", lines[n - 1]);
+  vt_test_put_file (host->root, KDAMONDS "/nr_kdamonds", lines[n - 1]);
 
-  put_file (host->root, "proc/sys/kernel/random/boot_id", BOOT_ID "\n");
-  put_file (host->root, INSTANCE "/buffer_size_kb", "1408\n");
-  put_file (host->root, INSTANCE "/buffer_percent", "50\n");
-  put_file (host->root, INSTANCE "/events/damon/damon_aggregated/enable", "0\n");
+  vt_test_put_file (host->root, "proc/sys/kernel/random/boot_id", BOOT_ID "\n");
+  vt_test_put_file (host->root, INSTANCE "/buffer_size_kb", "1408\n");
+  vt_test_put_file (host->root, INSTANCE "/buffer_percent", "50\n");
+  vt_test_put_file (host->root, INSTANCE "/events/damon/damon_aggregated/enable", "0\n");
   g_autofree char *pipe = g_build_filename (host->root, INSTANCE "/trace_pipe", NULL);
   g_assert_cmpint (mkfifo (pipe, 0600), ==, 0);
   return host;
@@ -185,7 +177,7 @@ fake_host_add_captured_kdamonds (FakeHost *host)
   g_autoptr (GPtrArray) files = captured_files ();
   for (guint i = 0; i < files->len; i += 2) {
     g_autofree char *rel = g_build_filename (KDAMONDS, files->pdata[i], NULL);
-    put_file (host->root, rel, files->pdata[i + 1]);
+    vt_test_put_file (host->root, rel, files->pdata[i + 1]);
   }
 }
 
@@ -193,7 +185,7 @@ static void
 fake_host_put_slot_record (FakeHost *host, const char *boot_id, guint n_slots)
 {
   g_autofree char *text = g_strdup_printf ("[damon]\nboot_id=%s\nn_slots=%u\n", boot_id, n_slots);
-  put_file (host->state_dir, "damon-slots", text);
+  vt_test_put_file (host->state_dir, "damon-slots", text);
 }
 
 static void
@@ -679,7 +671,7 @@ test_new_takes_back_own_slots (void)
   g_autoptr (GPtrArray) snapshots = snapshots_new ();
   int vm;
   fake_host_add_slot_dirs (host, 2);
-  put_file (host->root, KDAMONDS "/nr_kdamonds", "2\n");
+  vt_test_put_file (host->root, KDAMONDS "/nr_kdamonds", "2\n");
   put_slot_file (host, 0, "state", "on");
   put_slot_file (host, 1, "state", "on");
   fake_host_put_slot_record (host, BOOT_ID, 2);
@@ -799,7 +791,7 @@ test_missing_admin_dir (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) snapshots = snapshots_new ();
 
-  put_file (root, "sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+  vt_test_put_file (root, "sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
   g_assert_null (vt_damon_new (root, state_dir, 2, record_snapshot, snapshots, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED);
   g_assert_nonnull (strstr (error->message, "CONFIG_DAMON_SYSFS"));

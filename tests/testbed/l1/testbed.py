@@ -103,6 +103,12 @@ def hmat(node):
     return {k: int(read(f"{base}/{k}", "0")) for k in keys}
 
 
+def set_thp(mode):
+    """Transparent huge pages of L1 (the host): "always", "madvise", "never"."""
+    with open("/sys/kernel/mm/transparent_hugepage/enabled", "w") as f:
+        f.write(mode)
+
+
 def node_cpus(node):
     return parse_nodelist(read(f"/sys/devices/system/node/node{node}/cpulist"))
 
@@ -176,8 +182,10 @@ class Guest:
             return False
 
     def lines(self):
+        """The complete lines of the guest's console so far (the last one
+        may still be being written)."""
         text = read(self.log_path, "") or ""
-        return [ln.strip("\r") for ln in text.split("\n")]
+        return [ln.strip("\r") for ln in text.split("\n")[:-1]]
 
     def workload_lines(self):
         return [ln[ln.index("VTWL "):] for ln in self.lines() if "VTWL " in ln]
@@ -203,6 +211,8 @@ class Guest:
         for ln in self.workload_lines():
             f = ln.split()
             kv = dict(x.split("=", 1) for x in f[2:4] if "=" in x)
+            if len(f) < 2 or not kv.get("gen", "").isdigit() or "kind" not in kv:
+                continue  # not a set line, or one garbled by kernel messages
             if f[1] == "RANGES":
                 sets.setdefault(int(kv["gen"]), {}).setdefault(kv["kind"], []).extend(f[4:])
             elif f[1] == "END":
