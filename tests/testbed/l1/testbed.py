@@ -18,8 +18,15 @@ import tbprobe
 RUN = "/run/tb"
 L2_INITRD = "/usr/lib/vtier-testbed/l2/initrd.cpio.gz"
 RESULTS = "/results"
-# An L2 guest on trixie's kernel and busybox needs ~120 MiB beyond its workload.
+# An L2 guest on trixie's kernel and busybox needs ~120 MiB beyond its
+# workload, and its memmap and page tables grow with it (a 2 GiB workload in
+# 2208 MiB was OOM-killed).
 GUEST_OVERHEAD_MIB = 160
+
+
+def guest_mem_mib(size):
+    """Guest RAM for a workload of `size` MiB."""
+    return size + GUEST_OVERHEAD_MIB + size // 16
 
 
 def log(msg):
@@ -138,7 +145,7 @@ class Guest:
         g = cls(name)
         os.makedirs(RUN, exist_ok=True)
         os.makedirs(AGENT_QMP_DIR, exist_ok=True)
-        mem = mem or size + GUEST_OVERHEAD_MIB
+        mem = mem or guest_mem_mib(size)
         wl = {"size": size, "hot": hot, "pattern": pattern, "mode": mode, "verify": verify}
         wl.update(extra or {})
         backend_obj = {
@@ -233,9 +240,13 @@ class Guest:
     def pages(self, kind, gen=None):
         return tbprobe.parse_ranges(self.ranges(kind, gen))
 
+    def monitor(self):
+        """The probe's monitor of this guest."""
+        return tbprobe.Qmp(self.probe_qmp)
+
     def placement(self, kind, gen=None):
         """The probe's summary for the hot or cold pages: {'nodes': {...}, ...}."""
-        mon = tbprobe.Qmp(self.probe_qmp)
+        mon = self.monitor()
         try:
             summary, _ = tbprobe.placement(self.pid, mon, self.pages(kind, gen))
         finally:
@@ -243,7 +254,7 @@ class Guest:
         return summary
 
     def hvas(self, kind, gen=None):
-        mon = tbprobe.Qmp(self.probe_qmp)
+        mon = self.monitor()
         try:
             t = tbprobe.translate(mon, self.pages(kind, gen))
         finally:
@@ -316,6 +327,12 @@ class Vtierd:
         vms = listing["vms"] if isinstance(listing, dict) else listing
         return next((v for v in vms if v["name"] == name), None)
 
+    def hot_ranges(self, name):
+        """vtierd's hot regions of a VM as sorted HVA ranges (`vtierctl heat`)."""
+        heat = self.ctl("heat", name)
+        return sorted((r["hva_start"], r["hva_start"] + r["size"])
+                      for r in heat["regions"] if r["nr_accesses"] >= heat["hot_threshold"])
+
     def wait_tracking(self, name, timeout=60, aggregations=1):
         def ready():
             v = self.vm(name)
@@ -323,11 +340,91 @@ class Vtierd:
         return wait_for(f"vtierd to track {name}", ready, timeout)
 
 
+def fraction_in(ranges, addrs):
+    """The share of addresses that lie in sorted, disjoint [start, end) ranges."""
+    starts = [r[0] for r in ranges]
+    inside = 0
+    for a in addrs:
+        i = bisect.bisect_right(starts, a) - 1
+        inside += i >= 0 and a < ranges[i][1]
+    return inside / max(1, len(addrs))
+
+
 def cpu_seconds(pid):
     """User + system CPU time of a process or thread, from /proc."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+LIBVIRT_URI = "qemu:///system"
+
+
+def virsh(*args, check=True):
+    return subprocess.run(["virsh", "-c", LIBVIRT_URI, *args], capture_output=True, text=True,
+                          check=check)
+
+
+def libvirtd_start():
+    """libvirtd as on a host (monolithic: trixie ships no virtqemud)."""
+    subprocess.run(["virtlogd", "-d"], check=True)
+    subprocess.run(["libvirtd", "-d"], check=True)
+    wait_for("libvirtd", lambda: virsh("version", check=False).returncode == 0, 60)
+    log("libvirtd running")
+
+
+class LibvirtGuest(Guest):
+    """An L2 guest defined and started through libvirt, with the workload, a
+    DRAM cell with its vCPU and a CPU-less cell of `slow_cell` MiB."""
+
+    XML = """<domain type='kvm'>
+  <name>{name}</name>
+  <memory unit='MiB'>{mem}</memory>
+  <vcpu placement='static' cpuset='0-1'>1</vcpu>
+  <cputune><emulatorpin cpuset='0-1'/></cputune>
+  <cpu mode='host-passthrough'><numa>
+    <cell id='0' cpus='0' memory='{fast}' unit='MiB'/>
+    <cell id='1' memory='{slow}' unit='MiB'/>
+  </numa></cpu>
+  <os><type arch='x86_64' machine='q35'>hvm</type><kernel>{kernel}</kernel><initrd>{initrd}</initrd>
+    <cmdline>console=ttyS0 quiet panic=-1 mitigations=off vtwl={wl}</cmdline></os>
+  <on_poweroff>destroy</on_poweroff>
+  <devices>
+    <serial type='file'><source path='{log}'/><target port='0'/></serial>
+  </devices>
+</domain>
+"""
+
+    @classmethod
+    def start(cls, name, size, hot, slow_cell=128, verify=60, extra=None, **_):
+        g = cls(name)
+        os.makedirs(RUN, exist_ok=True)
+        mem = guest_mem_mib(size)
+        wl = {"size": size, "hot": hot, "verify": verify}
+        wl.update(extra or {})
+        xml = cls.XML.format(name=name, mem=mem, fast=mem - slow_cell, slow=slow_cell,
+                             kernel=sorted(glob.glob("/boot/vmlinuz-*"))[-1], initrd=L2_INITRD,
+                             wl=",".join(f"{k}={v}" for k, v in wl.items()), log=g.log_path)
+        path = f"{RUN}/{name}.xml"
+        with open(path, "w") as f:
+            f.write(xml)
+        if os.path.exists(g.log_path):
+            os.unlink(g.log_path)
+        virsh("define", path)
+        g.started = time.monotonic()
+        virsh("start", name)
+        log(f"started libvirt domain {name}: {mem} MiB in two cells, workload {wl}, pid {g.pid}")
+        return g
+
+    @property
+    def pid(self):
+        return int(read(f"/run/libvirt/qemu/{self.name}.pid"))
+
+    def monitor(self):
+        return tbprobe.LibvirtMonitor(self.name)
+
+    def stop(self):
+        virsh("destroy", self.name, check=False)
 
 
 def fraction_on(summary, node):

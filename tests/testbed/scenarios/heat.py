@@ -8,7 +8,6 @@ pages (located by the placement probe, not by vtierd) lie in regions it
 classifies hot and < 10% of the cold pages do. The hot set then moves: the
 new place is tracked within 30 s. vtierd restarted mid-run finds the VM
 again and takes its own kdamond slots back."""
-import bisect
 import time
 
 import testbed
@@ -19,28 +18,10 @@ MOVE_AT = 100  # seconds into the workload
 WITHIN = 30
 
 
-def hot_regions(vtierd):
-    """vtierd's hot regions as sorted HVA ranges, from `vtierctl heat`."""
-    heat = vtierd.ctl("heat", "heat")
-    threshold = heat["hot_threshold"]
-    ranges = sorted((r["hva_start"], r["hva_start"] + r["size"])
-                    for r in heat["regions"] if r["nr_accesses"] >= threshold)
-    return ranges
-
-
-def fraction_in(ranges, addrs):
-    starts = [s for s, _ in ranges]
-    inside = 0
-    for a in addrs:
-        i = bisect.bisect_right(starts, a) - 1
-        inside += i >= 0 and a < ranges[i][1]
-    return inside / max(1, len(addrs))
-
-
 def classification(vtierd, hot, cold):
-    ranges = hot_regions(vtierd)
+    ranges = vtierd.hot_ranges("heat")
     vm = vtierd.vm("heat")
-    return vm["hot_bytes"], fraction_in(ranges, hot), fraction_in(ranges, cold)
+    return vm["hot_bytes"], testbed.fraction_in(ranges, hot), testbed.fraction_in(ranges, cold)
 
 
 def converge(vtierd, hot, cold, start, what):
@@ -65,7 +46,7 @@ def converge(vtierd, hot, cold, start, what):
 # hardware tells 4 KiB apart: small pages for the guest's RAM in L1.
 testbed.set_thp("never")
 vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n").start()
-g = testbed.Guest.start("heat", size=768, hot=HOT_MIB, verify=300,
+g = testbed.Guest.start("heat", size=768, hot=HOT_MIB, verify=60,
                         extra={"move_at": MOVE_AT, "move_to": 512})
 g.wait_ready()
 hot0, cold0 = g.hvas("hot", 0), g.hvas("cold", 0)
@@ -100,7 +81,7 @@ hot_bytes, hot_in, cold_in, when = converge(vtierd, hot1, cold1, t_move, "moved 
 figure("time_to_track_moved_s", round(when, 1) if when else None, "s")
 check(when is not None and hot_in >= 0.9 and cold_in < 0.1,
       f"the moved hot set is tracked within {WITHIN} s ({hot_in:.1%} in, {cold_in:.1%} of cold)")
-check(fraction_in(hot_regions(vtierd), hot0) < 0.1, "and the old place is no longer hot")
+check(testbed.fraction_in(vtierd.hot_ranges("heat"), hot0) < 0.1, "and the old place is no longer hot")
 
 # A restart finds the VM again, on its own kdamond slots.
 kdamond = vtierd.vm("heat")["kdamond_pid"]
@@ -114,7 +95,7 @@ check(vm["kdamond_pid"] != 0, f"on a kdamond of its own (was {kdamond}, now {vm[
 hot_bytes, hot_in, cold_in, when = converge(vtierd, hot1, cold1, t_restart, "after restart")
 check(when is not None, "and its heat is right again within 30 s")
 
-passes, errors, corrupt = g.verify(timeout=400)
+passes, errors, corrupt = g.verify(timeout=200)
 check(errors == 0 and not corrupt, "the guest's checksums pass")
 check(vtierd.alive(), "vtierd still runs")
 g.stop()
