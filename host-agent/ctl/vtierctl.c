@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/vt-error.h"
+#include "common/vt-size.h"
 #include "ctl/vt-ctl-format.h"
 #include "ctl/vt-heatmap.h"
 #include "vt-dbus-generated.h"
@@ -24,6 +25,17 @@ static int opt_height = 600;
 static const GOptionEntry json_entries[] = {
   { "json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON (and nothing else) on stdout", NULL },
   G_OPTION_ENTRY_NULL
+};
+
+static int opt_weight = -1;
+static char *opt_min, *opt_max, *opt_mode;
+
+static const GOptionEntry set_entries[] = {
+  { "weight", 0, 0, G_OPTION_ARG_INT, &opt_weight, "Share of the contended top tier (1-10000)", "N" },
+  { "min", 0, 0, G_OPTION_ARG_STRING, &opt_min, "Top-tier bytes guaranteed (e.g. 512M, 2G)", "SIZE" },
+  { "max", 0, 0, G_OPTION_ARG_STRING, &opt_max, "Top-tier cap (a size, or none)", "SIZE" },
+  { "mode", 0, 0, G_OPTION_ARG_STRING, &opt_mode, "auto, fast-only, slow-only or off", "MODE" },
+  { NULL },
 };
 
 static const GOptionEntry heatmap_entries[] = {
@@ -167,11 +179,66 @@ run_heatmap (VtDBusManager1 *manager, const char *vm)
   return EXIT_OK;
 }
 
+/* The SetPolicy dictionary of the options given; NULL with *why on a bad one. */
+static GVariant *
+policy_from_options (char **why)
+{
+  GVariantDict d;
+  g_variant_dict_init (&d, NULL);
+  guint64 bytes;
+  if (opt_weight != -1) {
+    if (opt_weight < 1 || opt_weight > 10000) {
+      *why = g_strdup_printf ("--weight %d is not from 1 to 10000", opt_weight);
+      g_variant_dict_clear (&d);
+      return NULL;
+    }
+    g_variant_dict_insert (&d, "weight", "u", (guint32) opt_weight);
+  }
+  const struct {
+    const char *key, *text;
+  } sizes[] = { { "min", opt_min }, { "max", opt_max } };
+  for (gsize i = 0; i < G_N_ELEMENTS (sizes); i++) {
+    if (!sizes[i].text)
+      continue;
+    if (g_str_equal (sizes[i].key, "max") && g_str_equal (sizes[i].text, "none"))
+      bytes = G_MAXUINT64;
+    else if (!vt_parse_size (sizes[i].text, &bytes)) {
+      *why = g_strdup_printf ("--%s '%s' is not a size such as 512M or 2G", sizes[i].key,
+                              sizes[i].text);
+      g_variant_dict_clear (&d);
+      return NULL;
+    }
+    g_variant_dict_insert (&d, sizes[i].key, "t", bytes);
+  }
+  if (opt_mode)
+    g_variant_dict_insert (&d, "mode", "s", opt_mode);
+  return g_variant_dict_end (&d);
+}
+
+static int
+run_set (VtDBusManager1 *manager, const char *vm)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *why = NULL;
+  GVariant *policy = policy_from_options (&why);
+  if (!policy) {
+    g_printerr ("vtierctl: %s\n", why);
+    return EXIT_USAGE;
+  }
+  if (!vt_dbus_manager1_call_set_policy_sync (manager, vm, policy, NULL, &error))
+    return call_failed (error);
+  if (opt_json)
+    print_out ("{}\n");
+  return EXIT_OK;
+}
+
 static const Command commands[] = {
   { "list", "", "The VMs vtierd tracks: state, RAM, hot bytes, placement", FALSE, NULL, run_list },
   { "heat", "VM", "A VM's regions of the last aggregation and their heat", TRUE, NULL, run_heat },
   { "heatmap", "VM -o FILE.png", "A PNG heat map of a VM's recent aggregations (time × guest RAM)",
     TRUE, heatmap_entries, run_heatmap },
+  { "set", "VM [--weight N] [--min SIZE] [--max SIZE] [--mode MODE]",
+    "Change a VM's tiering policy now, and keep it", TRUE, set_entries, run_set },
 };
 
 static const Command *
@@ -230,6 +297,8 @@ check_command_arguments (const Command *command, int n_args)
   if (n_args != wanted)
     return g_strdup_printf ("%s takes %s", command->name,
                             wanted ? "one argument, the VM's name" : "no arguments");
+  if (command->run == run_set && opt_weight == -1 && !opt_min && !opt_max && !opt_mode)
+    return g_strdup ("set needs at least one of --weight, --min, --max, --mode");
   if (command->run == run_heatmap) {
     if (!opt_output)
       return g_strdup ("heatmap needs -o FILE.png");

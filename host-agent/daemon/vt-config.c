@@ -1,6 +1,7 @@
 #include "daemon/vt-config.h"
 
 #include "common/vt-error.h"
+#include "common/vt-size.h"
 
 static const char *const sources[] = { "auto", "damon", "page-idle", "soft-dirty", NULL };
 
@@ -28,6 +29,19 @@ vt_config_new_defaults (void)
   c->hot_threshold_percent = 10;
   c->history = 600;
   c->residency_interval_s = 5;
+  c->tiering = TRUE;
+  c->tiering_interval_ms = 1000;
+  c->reserve_bytes = 128ull << 20;
+  c->low_watermark_pct = 5;
+  c->high_watermark_pct = 10;
+  c->migrate_bytes_per_s = 256ull << 20;
+  c->migrate_cpu_ms_per_s = 500;
+  c->promote_min_age = 3;
+  c->demote_min_age = 25;
+  c->cold_max_pct = 5;
+  c->cooldown_s = 30;
+  c->policy_file = g_strdup ("/var/lib/vtier/policies.conf");
+  c->vm_policies = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   return c;
 }
 
@@ -39,11 +53,13 @@ vt_config_free (VtConfig *c)
   g_free (c->libvirt_uri);
   g_strfreev (c->qmp_dirs);
   g_free (c->source);
+  g_free (c->policy_file);
+  g_hash_table_unref (c->vm_policies);
   g_free (c);
 }
 
 /* Every option vtierd knows, with how to read it into VtConfig. */
-typedef enum { OPT_BOOL, OPT_STRING, OPT_LIST, OPT_UINT, OPT_UINT64 } OptType;
+typedef enum { OPT_BOOL, OPT_STRING, OPT_LIST, OPT_UINT, OPT_UINT64, OPT_MIB } OptType;
 typedef struct {
   const char *group, *key;
   OptType type;
@@ -67,6 +83,18 @@ static const Option options[] = {
   OPT ("regions", "hot-threshold", OPT_UINT, hot_threshold_percent, 1, 100),
   OPT ("regions", "history", OPT_UINT, history, 1, 100000),
   OPT ("regions", "residency-interval", OPT_UINT, residency_interval_s, 1, 3600),
+  OPT ("tiering", "enabled", OPT_BOOL, tiering, 0, 0),
+  OPT ("tiering", "interval-ms", OPT_UINT, tiering_interval_ms, 100, 60000),
+  OPT ("tiering", "reserve-mib", OPT_MIB, reserve_bytes, 0, 1 << 30),
+  OPT ("tiering", "low-watermark", OPT_UINT, low_watermark_pct, 0, 100),
+  OPT ("tiering", "high-watermark", OPT_UINT, high_watermark_pct, 0, 100),
+  OPT ("tiering", "migrate-mib-per-s", OPT_MIB, migrate_bytes_per_s, 1, 1 << 30),
+  OPT ("tiering", "migrate-cpu-ms-per-s", OPT_UINT, migrate_cpu_ms_per_s, 1, 1000),
+  OPT ("tiering", "promote-min-age", OPT_UINT, promote_min_age, 0, 100000),
+  OPT ("tiering", "demote-min-age", OPT_UINT, demote_min_age, 0, 100000),
+  OPT ("tiering", "cold-threshold", OPT_UINT, cold_max_pct, 0, 100),
+  OPT ("tiering", "cooldown", OPT_UINT, cooldown_s, 0, 86400),
+  OPT ("tiering", "policy-file", OPT_STRING, policy_file, 0, 0),
 };
 
 static const Option *
@@ -121,7 +149,8 @@ read_option (GKeyFile *kf, const Option *o, VtConfig *c)
     return NULL;
   }
   case OPT_UINT:
-  case OPT_UINT64: {
+  case OPT_UINT64:
+  case OPT_MIB: {
     guint64 v;
     if (!raw || !g_ascii_string_to_unsigned (g_strstrip (raw), 10, o->min, o->max, &v, NULL))
       return g_strdup_printf ("[%s] %s = '%s' is not a whole number from %" G_GUINT64_FORMAT
@@ -130,7 +159,7 @@ read_option (GKeyFile *kf, const Option *o, VtConfig *c)
     if (o->type == OPT_UINT)
       *(guint *) field = (guint) v;
     else
-      *(guint64 *) field = v;
+      *(guint64 *) field = o->type == OPT_MIB ? v << 20 : v;
     return NULL;
   }
   }
@@ -158,6 +187,14 @@ check_relations (VtConfig *c, GPtrArray *problems)
     c->min_regions = d->min_regions;
     c->max_regions = d->max_regions;
   }
+  if (c->low_watermark_pct > c->high_watermark_pct) {
+    problem (problems, g_strdup_printf ("[tiering] low-watermark %u is above high-watermark %u; "
+                                        "using %u and %u", c->low_watermark_pct,
+                                        c->high_watermark_pct, d->low_watermark_pct,
+                                        d->high_watermark_pct));
+    c->low_watermark_pct = d->low_watermark_pct;
+    c->high_watermark_pct = d->high_watermark_pct;
+  }
   if (c->sample_us > c->aggr_us) {
     problem (problems, g_strdup_printf ("[regions] sample-us %" G_GUINT64_FORMAT
                                         " is above aggr-us %" G_GUINT64_FORMAT "; using %"
@@ -165,6 +202,37 @@ check_relations (VtConfig *c, GPtrArray *problems)
                                         c->sample_us, c->aggr_us, d->sample_us, d->aggr_us));
     c->sample_us = d->sample_us;
     c->aggr_us = d->aggr_us;
+  }
+}
+
+void
+vt_vm_policy_read (GKeyFile *kf, const char *group, VtVmPolicy *policy, GPtrArray *problems)
+{
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
+  for (char **k = keys; k && *k; k++) {
+    g_autofree char *v = g_key_file_get_value (kf, group, *k, NULL);
+    guint64 n;
+    if (g_str_equal (*k, "weight")) {
+      if (g_ascii_string_to_unsigned (v, 10, 1, 10000, &n, NULL))
+        policy->weight = (guint) n;
+      else
+        g_ptr_array_add (problems, g_strdup_printf ("[%s] weight = '%s' is not from 1 to 10000",
+                                                    group, v));
+    } else if (g_str_equal (*k, "min") || g_str_equal (*k, "max")) {
+      if (g_str_equal (*k, "max") && g_str_equal (v, "none"))
+        policy->max = G_MAXUINT64;
+      else if (vt_parse_size (v, &n))
+        *(g_str_equal (*k, "min") ? &policy->min : &policy->max) = n;
+      else
+        g_ptr_array_add (problems, g_strdup_printf ("[%s] %s = '%s' is not a size such as 512M or 2G",
+                                                    group, *k, v));
+    } else if (g_str_equal (*k, "mode")) {
+      if (!vt_tier_mode_parse (v, &policy->mode))
+        g_ptr_array_add (problems, g_strdup_printf ("[%s] mode = '%s' is not one of auto, fast-only, "
+                                                    "slow-only, off", group, v));
+    } else {
+      g_ptr_array_add (problems, g_strdup_printf ("unknown option '%s' in [%s] ignored", *k, group));
+    }
   }
 }
 
@@ -184,6 +252,16 @@ vt_config_load (const char *path, GPtrArray *problems, GError **error)
 
   g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
   for (char **g = groups; *g; g++) {
+    if (g_str_has_prefix (*g, "vm ") && (*g)[3]) {
+      VtVmPolicy *policy = g_new (VtVmPolicy, 1);
+      *policy = VT_VM_POLICY_DEFAULT;
+      g_autoptr (GPtrArray) vm_problems = g_ptr_array_new_with_free_func (g_free);
+      vt_vm_policy_read (kf, *g, policy, vm_problems);
+      for (guint i = 0; i < vm_problems->len; i++)
+        problem (problems, g_strdup_printf ("%s: %s", path, (char *) vm_problems->pdata[i]));
+      g_hash_table_replace (c->vm_policies, g_strdup (*g + 3), policy);
+      continue;
+    }
     if (!group_is_known (*g)) {
       problem (problems, g_strdup_printf ("%s: unknown section [%s] ignored", path, *g));
       continue;

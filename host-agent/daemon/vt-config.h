@@ -6,6 +6,17 @@
 
 #include <glib.h>
 
+#include "policy/vt-fair-share.h"
+
+/* A VM's tiering policy ([vm NAME] in the config, or set live). */
+typedef struct {
+  guint weight;      /* 1..10000 */
+  guint64 min, max;  /* top-tier bytes; max G_MAXUINT64: no cap */
+  VtTierMode mode;
+} VtVmPolicy;
+
+#define VT_VM_POLICY_DEFAULT ((VtVmPolicy) { 100, 0, G_MAXUINT64, VT_TIER_MODE_AUTO })
+
 typedef struct {
   /* [discovery] */
   gboolean libvirt;
@@ -22,7 +33,23 @@ typedef struct {
   guint hot_threshold_percent;
   guint history;
   guint residency_interval_s;
+  /* [tiering] */
+  gboolean tiering;
+  guint tiering_interval_ms;
+  guint64 reserve_bytes;
+  guint low_watermark_pct, high_watermark_pct;
+  guint64 migrate_bytes_per_s;
+  guint migrate_cpu_ms_per_s;
+  guint promote_min_age, demote_min_age;
+  guint cold_max_pct;
+  guint cooldown_s;
+  char *policy_file; /* where live policy changes persist */
+  /* [vm NAME] groups: name -> VtVmPolicy */
+  GHashTable *vm_policies;
 } VtConfig;
+
+/* Reads a [vm NAME] group's keys over `policy`; a message per bad value. */
+void vt_vm_policy_read (GKeyFile *kf, const char *group, VtVmPolicy *policy, GPtrArray *problems);
 
 VtConfig *vt_config_new_defaults (void);
 /* Loads `path` over the defaults. A missing file is not an error (defaults).

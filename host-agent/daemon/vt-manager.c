@@ -1,7 +1,9 @@
 #include "daemon/vt-manager.h"
 
 #include "access/vt-access.h"
+#include "daemon/vt-policy-store.h"
 #include "daemon/vt-vm.h"
+#include "policy/vt-tiering.h"
 #include "discovery/vt-libvirt-discovery.h"
 #include "discovery/vt-qmp-discovery.h"
 #include "vt-dbus-generated.h"
@@ -15,7 +17,49 @@ struct _VtManager {
   VtLibvirtDiscovery *libvirt;
   VtQmpDiscovery *qmp;
   VtDBusManager1 *skeleton;
+  VtTiering *tiering;
+  GHashTable *set_policies; /* name -> VtVmPolicy, from vtierctl set */
 };
+
+/* A VM's policy: set live, else from the config, else the default. */
+static VtVmPolicy
+vm_policy (VtManager *m, const char *name, const char **source)
+{
+  VtVmPolicy *p = g_hash_table_lookup (m->set_policies, name);
+  *source = "set";
+  if (!p) {
+    p = g_hash_table_lookup (m->config->vm_policies, name);
+    *source = "config";
+  }
+  if (!p)
+    *source = "default";
+  return p ? *p : VT_VM_POLICY_DEFAULT;
+}
+
+static void
+tiering_inputs (GArray *inputs, gpointer data)
+{
+  VtManager *m = data;
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init (&it, m->vms);
+  while (g_hash_table_iter_next (&it, NULL, &value)) {
+    VtVm *vm = value;
+    VtTracker *t = vt_vm_get_tracker (vm);
+    if (!t)
+      continue;
+    const char *source;
+    VtVmPolicy p = vm_policy (m, vt_vm_get_name (vm), &source);
+    VtTieringInput in = {
+      .key = vm, .name = vt_vm_get_name (vm), .pid = vt_vm_get_pid (vm),
+      .max_accesses = vt_tracker_max_accesses (t), .hot_threshold = vt_tracker_hot_threshold (t),
+      .size = vt_vm_get_ram_map (vm)->total, .demand = vt_tracker_hot_bytes (t),
+      .weight = p.weight, .min = p.min, .max = p.max, .mode = p.mode,
+    };
+    in.regions = vt_tracker_regions (t, &in.n_regions);
+    g_array_append_val (inputs, in);
+  }
+}
 
 static void
 on_snapshot (gpointer key, const VtRegion *regions, guint n, gpointer data)
@@ -50,6 +94,8 @@ on_lost (const char *name, const char *via, gpointer data)
   if (!vm || !g_str_equal (vt_vm_get_via (vm), via))
     return;
   g_message ("VM %s gone (%s)", name, via);
+  if (m->tiering)
+    vt_tiering_forget (m->tiering, vm);
   vt_vm_stop (vm);
   g_hash_table_remove (m->vms, name);
   if (m->skeleton)
@@ -62,6 +108,32 @@ static gint
 compare_names (gconstpointer a, gconstpointer b)
 {
   return g_strcmp0 (vt_vm_get_name (*(VtVm **) a), vt_vm_get_name (*(VtVm **) b));
+}
+
+/* ListVMs' dictionary: the VM's own keys and its tiering. */
+static GVariant *
+vm_variant (VtManager *m, VtVm *vm)
+{
+  g_autoptr (GVariant) own = g_variant_ref_sink (vt_vm_to_variant (vm));
+  GVariantDict d;
+  g_variant_dict_init (&d, own);
+  const char *source;
+  VtVmPolicy p = vm_policy (m, vt_vm_get_name (vm), &source);
+  g_variant_dict_insert (&d, "weight", "u", p.weight);
+  g_variant_dict_insert (&d, "min", "t", p.min);
+  g_variant_dict_insert (&d, "max", "t", p.max);
+  g_variant_dict_insert (&d, "mode", "s", vt_tier_mode_name (p.mode));
+  g_variant_dict_insert (&d, "policy_source", "s", source);
+  const VtTieringStats *st = m->tiering ? vt_tiering_stats (m->tiering, vm) : NULL;
+  VtTieringStats none = { 0 };
+  if (!st)
+    st = &none;
+  g_variant_dict_insert (&d, "target_bytes", "t", st->target);
+  g_variant_dict_insert (&d, "top_bytes", "t", st->top_bytes);
+  g_variant_dict_insert (&d, "promoted_bytes", "t", st->promoted);
+  g_variant_dict_insert (&d, "demoted_bytes", "t", st->demoted);
+  g_variant_dict_insert (&d, "failed_bytes", "t", st->failed);
+  return g_variant_dict_end (&d);
 }
 
 static gboolean
@@ -78,7 +150,7 @@ on_list_vms (VtDBusManager1 *iface, GDBusMethodInvocation *inv, gpointer data)
   GVariantBuilder b;
   g_variant_builder_init (&b, G_VARIANT_TYPE ("aa{sv}"));
   for (guint i = 0; i < vms->len; i++)
-    g_variant_builder_add_value (&b, vt_vm_to_variant (vms->pdata[i]));
+    g_variant_builder_add_value (&b, vm_variant (m, vms->pdata[i]));
   vt_dbus_manager1_complete_list_vms (iface, inv, g_variant_builder_end (&b));
   return TRUE;
 }
@@ -176,6 +248,86 @@ on_get_heat_history (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const ch
   return TRUE;
 }
 
+static gboolean
+caller_is_root (GDBusMethodInvocation *inv)
+{
+  const char *sender = g_dbus_method_invocation_get_sender (inv);
+  if (!sender)
+    return TRUE; /* a peer-to-peer connection: only root can reach it */
+  g_autoptr (GVariant) reply = g_dbus_connection_call_sync (
+    g_dbus_method_invocation_get_connection (inv), "org.freedesktop.DBus", "/org/freedesktop/DBus",
+    "org.freedesktop.DBus", "GetConnectionUnixUser", g_variant_new ("(s)", sender),
+    G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, 2000, NULL, NULL);
+  guint32 uid = G_MAXUINT32;
+  if (reply)
+    g_variant_get (reply, "(u)", &uid);
+  return uid == 0;
+}
+
+/* Applies SetPolicy's keys over `p`; FALSE with the message of the first bad one. */
+static gboolean
+apply_policy_keys (GVariant *dict, VtVmPolicy *p, char **why)
+{
+  GVariantIter it;
+  const char *key;
+  GVariant *value;
+  g_variant_iter_init (&it, dict);
+  while (g_variant_iter_next (&it, "{&sv}", &key, &value)) {
+    g_autoptr (GVariant) v = value;
+    if (g_str_equal (key, "weight") && g_variant_is_of_type (v, G_VARIANT_TYPE_UINT32) &&
+        g_variant_get_uint32 (v) >= 1 && g_variant_get_uint32 (v) <= 10000)
+      p->weight = g_variant_get_uint32 (v);
+    else if (g_str_equal (key, "min") && g_variant_is_of_type (v, G_VARIANT_TYPE_UINT64))
+      p->min = g_variant_get_uint64 (v);
+    else if (g_str_equal (key, "max") && g_variant_is_of_type (v, G_VARIANT_TYPE_UINT64))
+      p->max = g_variant_get_uint64 (v);
+    else if (g_str_equal (key, "mode") && g_variant_is_of_type (v, G_VARIANT_TYPE_STRING) &&
+             vt_tier_mode_parse (g_variant_get_string (v, NULL), &p->mode))
+      ;
+    else {
+      g_autofree char *shown = g_variant_print (v, TRUE);
+      *why = g_strdup_printf ("bad policy value %s = %s (weight: u 1..10000, min/max: t bytes, "
+                              "mode: auto|fast-only|slow-only|off)", key, shown);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static gboolean
+on_set_policy (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name,
+               GVariant *dict, gpointer data)
+{
+  VtManager *m = data;
+  if (!caller_is_root (inv)) {
+    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED,
+                                           "only root may change a VM's tiering");
+    return TRUE;
+  }
+  if (!g_hash_table_contains (m->vms, name)) {
+    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS,
+                                           "no VM named '%s'", name);
+    return TRUE;
+  }
+  const char *source;
+  VtVmPolicy p = vm_policy (m, name, &source);
+  g_autofree char *why = NULL;
+  if (!apply_policy_keys (dict, &p, &why)) {
+    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS, "%s", why);
+    return TRUE;
+  }
+  VtVmPolicy *stored = g_new (VtVmPolicy, 1);
+  *stored = p;
+  g_hash_table_replace (m->set_policies, g_strdup (name), stored);
+  g_autoptr (GError) error = NULL;
+  if (!vt_policy_store_save (m->config->policy_file, m->set_policies, &error))
+    g_warning ("VM %s: the new policy applies, but is not kept: %s", name, error->message);
+  g_message ("VM %s: policy weight %u, min %" G_GUINT64_FORMAT ", max %" G_GUINT64_FORMAT
+             ", mode %s", name, p.weight, p.min, p.max, vt_tier_mode_name (p.mode));
+  vt_dbus_manager1_complete_set_policy (iface, inv);
+  return TRUE;
+}
+
 gboolean
 vt_manager_export (VtManager *m, GDBusConnection *bus, GError **error)
 {
@@ -185,6 +337,7 @@ vt_manager_export (VtManager *m, GDBusConnection *bus, GError **error)
   g_signal_connect (m->skeleton, "handle-list-vms", G_CALLBACK (on_list_vms), m);
   g_signal_connect (m->skeleton, "handle-get-heat", G_CALLBACK (on_get_heat), m);
   g_signal_connect (m->skeleton, "handle-get-heat-history", G_CALLBACK (on_get_heat_history), m);
+  g_signal_connect (m->skeleton, "handle-set-policy", G_CALLBACK (on_set_policy), m);
   return g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (m->skeleton), bus,
                                            OBJECT_PATH, error);
 }
@@ -206,6 +359,15 @@ vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir)
       g_message ("access source %s not available: %s", all[i],
                  vt_access_unavailable_reason (m->access, all[i]));
 
+  m->set_policies = vt_policy_store_load (config->policy_file);
+  if (config->tiering) {
+    VtTieringConfig tc = {
+      config->tiering_interval_ms, config->reserve_bytes, config->low_watermark_pct,
+      config->high_watermark_pct, config->migrate_bytes_per_s, config->migrate_cpu_ms_per_s,
+      config->promote_min_age, config->demote_min_age, config->cold_max_pct, config->cooldown_s,
+    };
+    m->tiering = vt_tiering_new (&tc, tiering_inputs, m);
+  }
   if (config->libvirt)
     m->libvirt = vt_libvirt_discovery_new (config->libvirt_uri, config->qmp_timeout_ms, &events, m);
   if (config->qmp_dirs && config->qmp_dirs[0])
@@ -219,7 +381,9 @@ vt_manager_free (VtManager *m)
 {
   if (!m)
     return;
-  /* VMs first: their trackers hold access targets. */
+  /* Tiering first (it reads the VMs), then the VMs (their trackers hold
+   * access targets). */
+  g_clear_pointer (&m->tiering, vt_tiering_free);
   g_clear_pointer (&m->libvirt, vt_libvirt_discovery_free);
   g_clear_pointer (&m->qmp, vt_qmp_discovery_free);
   g_hash_table_remove_all (m->vms);
@@ -228,6 +392,7 @@ vt_manager_free (VtManager *m)
   if (m->skeleton)
     g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (m->skeleton));
   g_clear_object (&m->skeleton);
+  g_hash_table_unref (m->set_policies);
   vt_config_free (m->config);
   g_free (m);
 }

@@ -96,6 +96,30 @@ test_relations (void)
 }
 
 static void
+test_vm_policies (void)
+{
+  g_autofree char *path = write_conf ("[vm db]\nweight=300\nmin=1G\nmax=none\nmode=fast-only\n"
+                                      "[vm web]\nweight=0\nmin=lots\nmode=fastest\ncolour=red\n");
+  g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (VtConfig) c = vt_config_load (path, problems, NULL);
+  VtVmPolicy *db = g_hash_table_lookup (c->vm_policies, "db");
+  g_assert_nonnull (db);
+  g_assert_cmpuint (db->weight, ==, 300);
+  g_assert_cmpuint (db->min, ==, 1ull << 30);
+  g_assert_cmpuint (db->max, ==, G_MAXUINT64);
+  g_assert_cmpint (db->mode, ==, VT_TIER_MODE_FAST_ONLY);
+  VtVmPolicy *web = g_hash_table_lookup (c->vm_policies, "web");
+  /* Bad values keep the defaults and are named. */
+  g_assert_cmpuint (web->weight, ==, 100);
+  g_assert_cmpuint (web->min, ==, 0);
+  g_assert_cmpint (web->mode, ==, VT_TIER_MODE_AUTO);
+  g_assert_true (problems_mention (problems, "[vm web] weight = '0'", NULL));
+  g_assert_true (problems_mention (problems, "[vm web] min = 'lots'", NULL));
+  g_assert_true (problems_mention (problems, "[vm web] mode = 'fastest'", NULL));
+  g_assert_true (problems_mention (problems, "unknown option 'colour' in [vm web]", NULL));
+}
+
+static void
 test_unparsable_file (void)
 {
   g_autofree char *path = write_conf ("this is not a key file\n[");
@@ -114,7 +138,7 @@ test_shipped_file (void)
                                                "vtierd.conf", NULL);
   g_autofree char *text = NULL;
   g_assert_true (g_file_get_contents (shipped, &text, NULL, NULL));
-  g_autoptr (GRegex) re = g_regex_new ("^#([a-z-]+=)", G_REGEX_MULTILINE, 0, NULL);
+  g_autoptr (GRegex) re = g_regex_new ("^#([a-z-]+=|\\[vm )", G_REGEX_MULTILINE, 0, NULL);
   g_autofree char *uncommented = g_regex_replace (re, text, -1, 0, "\\1", 0, NULL);
   g_autofree char *path = write_conf (uncommented);
   g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
@@ -136,6 +160,7 @@ main (int argc, char **argv)
   g_test_add_func ("/config/values", test_values_read);
   g_test_add_func ("/config/typos-and-bad-values", test_typos_and_bad_values_named);
   g_test_add_func ("/config/relations", test_relations);
+  g_test_add_func ("/config/vm-policies", test_vm_policies);
   g_test_add_func ("/config/unparsable", test_unparsable_file);
   g_test_add_func ("/config/shipped-file", test_shipped_file);
   return g_test_run ();

@@ -1,0 +1,342 @@
+#include "migration/vt-migrate.h"
+
+#include <errno.h>
+#include <numaif.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/vt-error.h"
+#include "common/vt-sysfs.h"
+
+/* The status array is filled with this before a move: an entry the kernel
+ * did not get to (the call stopped early) keeps it. */
+#define NOT_REPORTED G_MININT
+
+static VtMovePagesFunc move_pages_func = move_pages;
+
+void
+vt_migrate_set_move_pages_func (VtMovePagesFunc func)
+{
+  move_pages_func = func ? func : move_pages;
+}
+
+static guint64
+page_size (void)
+{
+  return (guint64) sysconf (_SC_PAGESIZE);
+}
+
+/* ---- Which nodes the process may use ---- */
+
+/* The value of "Key:" in a /proc/PID/status text, or NULL. */
+static char *
+status_field (const char *text, const char *key)
+{
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  for (char **l = lines; *l; l++)
+    if (g_str_has_prefix (*l, key))
+      return g_strstrip (g_strdup (*l + strlen (key)));
+  return NULL;
+}
+
+GArray *
+vt_migrate_allowed_nodes (GPid pid, GError **error)
+{
+  g_autofree char *path = g_strdup_printf ("proc/%d/status", (int) pid);
+  g_autoptr (GError) local = NULL;
+  g_autofree char *text = vt_sysfs_read (path, &local);
+  if (!text) {
+    if (g_error_matches (local, VT_ERROR, VT_ERROR_NOT_FOUND))
+      g_set_error (error, VT_ERROR, VT_ERROR_GONE, "pid %d is gone: %s", (int) pid, local->message);
+    else
+      g_propagate_error (error, g_steal_pointer (&local));
+    return NULL;
+  }
+
+  g_autofree char *list = status_field (text, "Mems_allowed_list:");
+  if (!list) {
+    /* A kernel without cpusets has no such line: any node with memory. */
+    list = vt_sysfs_read ("sys/devices/system/node/has_memory", error);
+    if (!list) {
+      g_prefix_error (error, "%s has no Mems_allowed_list: ", path);
+      return NULL;
+    }
+  }
+  GArray *nodes = vt_parse_nodelist (list, error);
+  if (!nodes)
+    g_prefix_error (error, "%s: Mems_allowed_list: ", path);
+  return nodes;
+}
+
+static gboolean
+check_node_allowed (GPid pid, int node, GError **error)
+{
+  g_autoptr (GArray) allowed = vt_migrate_allowed_nodes (pid, error);
+  if (!allowed)
+    return FALSE;
+  g_autoptr (GString) list = g_string_new (NULL);
+  for (guint i = 0; i < allowed->len; i++) {
+    guint n = g_array_index (allowed, guint, i);
+    if (node >= 0 && n == (guint) node)
+      return TRUE;
+    g_string_append_printf (list, "%s%u", i ? "," : "", n);
+  }
+  g_set_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED,
+               "node %d is outside the cpuset mems of pid %d (%s)", node, (int) pid,
+               list->len ? list->str : "none");
+  return FALSE;
+}
+
+/* ---- move_pages(2) calls ---- */
+
+/* An error for a failed move_pages call (errno `err`) on pages [first, end). */
+static void
+set_call_error (GError **error, int err, GPid pid, int node, void *first, guint64 end)
+{
+  guint64 a = (guint64) GPOINTER_TO_SIZE (first);
+  int code;
+  switch (err) {
+  case ESRCH: code = VT_ERROR_GONE; break;
+  /* EACCES: the node left the cpuset after our check; ENODEV: the node has
+   * no memory online. Either way this node cannot take this process's pages. */
+  case EACCES:
+  case ENODEV: code = VT_ERROR_UNSUPPORTED; break;
+  default: code = VT_ERROR_FAILED; break;
+  }
+  g_autofree char *target = node >= 0 ? g_strdup_printf (" to node %d", node) : g_strdup ("");
+  g_set_error (error, VT_ERROR, code,
+               "move_pages on pid %d [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
+               "x)%s: %s%s",
+               (int) pid, a, end, target, g_strerror (err),
+               err == EPERM ? " (another user's process needs CAP_SYS_NICE)" : "");
+}
+
+/* The node of each of pages[0..n) (one call: n <= VT_MIGRATE_BATCH). */
+static gboolean
+query (GPid pid, void **pages, guint n, int *status, GError **error)
+{
+  if (move_pages_func ((int) pid, n, pages, NULL, status, 0) < 0) {
+    int err = errno;
+    set_call_error (error, err, pid, -1, pages[0],
+                    (guint64) GPOINTER_TO_SIZE (pages[n - 1]) + page_size ());
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+vt_migrate_query_nodes (GPid pid, const guint64 *addrs, guint n, int *nodes, GError **error)
+{
+  g_autofree void **pages = g_new (void *, MIN (n, VT_MIGRATE_BATCH) + 1);
+  for (guint done = 0; done < n;) {
+    guint k = MIN (n - done, VT_MIGRATE_BATCH);
+    for (guint i = 0; i < k; i++)
+      pages[i] = GSIZE_TO_POINTER ((gsize) addrs[done + i]);
+    if (!query (pid, pages, k, nodes + done, error))
+      return FALSE;
+    done += k;
+  }
+  return TRUE;
+}
+
+/* ---- One batch ---- */
+
+/* Counts a page's negative status. */
+static void
+count_errno (VtMigrateStats *stats, int status, guint64 bytes)
+{
+  switch (-status) {
+  case EBUSY:
+  case EAGAIN: stats->busy += bytes; break;
+  case ENOENT: /* not present */
+  case EFAULT: /* not mapped, or the zero page */
+    stats->skipped += bytes;
+    break;
+  case ENOMEM: /* the target is full: the round ends after this batch */
+    stats->out_of_memory = TRUE;
+    G_GNUC_FALLTHROUGH;
+  default: /* EACCES (shared without MOVE_ALL), EIO, EINVAL... */
+    stats->failed += bytes;
+    break;
+  }
+}
+
+/* Sorts a batch by its query: pages on `node` already, or with no page to
+ * move, are counted now; the others, at most `budget` of them, are gathered
+ * at the front of `pages` for the move (returns how many). Pages past the
+ * budget are left uncounted for a later round (*deferred). */
+static guint
+plan_batch (void **pages, const int *status, guint n, int node, guint64 budget,
+            VtMigrateStats *stats, gboolean *deferred)
+{
+  guint64 page = page_size ();
+  guint m = 0;
+  for (guint i = 0; i < n; i++) {
+    if (status[i] == node)
+      stats->already += page;
+    else if (status[i] < 0)
+      count_errno (stats, status[i], page);
+    else if (m < budget)
+      pages[m++] = pages[i];
+    else
+      *deferred = TRUE;
+  }
+  return m;
+}
+
+/* Moves pages[0..m) (none on `node`) and counts each by where it is after.
+ * Where, not the move's status: moving one page of a huge page moves its
+ * whole folio, so its other pages, asked for later in the call, report
+ * -EBUSY (already isolated) or the node, yet moved; and a call that stops
+ * early (ENOMEM, or a positive count of pages not migrated) leaves the rest
+ * of the statuses unwritten. */
+static gboolean
+move_batch (GPid pid, void **pages, guint m, int node, int *nodes, int *status, int *after,
+            VtMigrateStats *stats, GError **error)
+{
+  guint64 page = page_size ();
+  for (guint i = 0; i < m; i++) {
+    nodes[i] = node;
+    status[i] = NOT_REPORTED;
+  }
+  int err = 0;
+  if (move_pages_func ((int) pid, m, pages, nodes, status, MPOL_MF_MOVE) < 0) {
+    err = errno;
+    if (err != ENOMEM) {
+      set_call_error (error, err, pid, node, pages[0],
+                      (guint64) GPOINTER_TO_SIZE (pages[m - 1]) + page);
+      return FALSE;
+    }
+    stats->out_of_memory = TRUE;
+  }
+  if (!query (pid, pages, m, after, error))
+    return FALSE;
+
+  for (guint i = 0; i < m; i++) {
+    if (after[i] == node)
+      stats->moved += page;
+    else if (status[i] < 0 && status[i] != NOT_REPORTED)
+      count_errno (stats, status[i], page);
+    else if (after[i] < 0) /* unmapped meanwhile */
+      count_errno (stats, after[i], page);
+    else if (err == ENOMEM)
+      stats->failed += page;
+    else /* still elsewhere and the kernel said nothing: try again later */
+      stats->busy += page;
+  }
+  return TRUE;
+}
+
+/* ---- A range ---- */
+
+static gboolean
+walk_range (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
+            VtMigrateStats *stats, GCancellable *cancellable, GError **error)
+{
+  guint64 page = page_size ();
+  if (start % page || end % page || start > end) {
+    g_set_error (error, VT_ERROR, VT_ERROR_INVALID, "not a range of whole %" G_GUINT64_FORMAT
+                 "-byte pages", page);
+    return FALSE;
+  }
+  if (!check_node_allowed (pid, node, error))
+    return FALSE;
+
+  g_autofree void **pages = g_new (void *, VT_MIGRATE_BATCH);
+  g_autofree int *nodes = g_new (int, VT_MIGRATE_BATCH);
+  g_autofree int *status = g_new (int, VT_MIGRATE_BATCH);
+  g_autofree int *after = g_new (int, VT_MIGRATE_BATCH);
+
+  for (guint64 addr = start; addr < end;) {
+    if (g_cancellable_set_error_if_cancelled (cancellable, error))
+      return FALSE;
+    guint64 budget = G_MAXUINT64;
+    if (max_bytes) {
+      budget = stats->moved < max_bytes ? (max_bytes - stats->moved) / page : 0;
+      if (!budget)
+        break;
+    }
+    guint n = (guint) MIN ((end - addr) / page, VT_MIGRATE_BATCH);
+    for (guint i = 0; i < n; i++)
+      pages[i] = GSIZE_TO_POINTER ((gsize) (addr + i * page));
+    if (!query (pid, pages, n, status, error))
+      return FALSE;
+
+    gboolean deferred = FALSE;
+    guint m = plan_batch (pages, status, n, node, budget, stats, &deferred);
+    if (m && !move_batch (pid, pages, m, node, nodes, status, after, stats, error))
+      return FALSE;
+    if (stats->out_of_memory || deferred)
+      break;
+    addr += n * page;
+  }
+  return TRUE;
+}
+
+/* vt_migrate_range with cancellation between batches. */
+static gboolean
+migrate_range (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
+               VtMigrateStats *stats, GCancellable *cancellable, GError **error)
+{
+  memset (stats, 0, sizeof *stats);
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return FALSE;
+  if (walk_range (pid, start, end, node, max_bytes, stats, cancellable, error))
+    return TRUE;
+  if (error && *error && (*error)->domain == VT_ERROR)
+    g_prefix_error (error, "moving pid %d [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
+                    "x) to node %d: ", (int) pid, start, end, node);
+  return FALSE;
+}
+
+gboolean
+vt_migrate_range (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
+                  VtMigrateStats *stats, GError **error)
+{
+  VtMigrateStats local;
+  return migrate_range (pid, start, end, node, max_bytes, stats ? stats : &local, NULL, error);
+}
+
+/* ---- In a worker thread ---- */
+
+typedef struct {
+  GPid pid;
+  guint64 start, end;
+  int node;
+  guint64 max_bytes;
+} RangeJob;
+
+static void
+range_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  (void) source;
+  const RangeJob *job = data;
+  VtMigrateStats stats;
+  GError *error = NULL;
+  if (migrate_range (job->pid, job->start, job->end, job->node, job->max_bytes, &stats,
+                     cancellable, &error))
+    g_task_return_pointer (task, g_memdup2 (&stats, sizeof stats), g_free);
+  else
+    g_task_return_error (task, error);
+}
+
+void
+vt_migrate_range_async (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
+                        GCancellable *cancellable, GAsyncReadyCallback callback,
+                        gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, vt_migrate_range_async);
+  RangeJob *job = g_new (RangeJob, 1);
+  *job = (RangeJob) { pid, start, end, node, max_bytes };
+  g_task_set_task_data (task, job, g_free);
+  /* move_pages blocks while the kernel copies the pages. */
+  g_task_run_in_thread (task, range_thread);
+}
+
+VtMigrateStats *
+vt_migrate_range_finish (GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}

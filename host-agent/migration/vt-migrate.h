@@ -1,0 +1,59 @@
+/* Moving a VM's guest memory between host nodes: move_pages(2) on the QEMU
+ * process, in batches, within the process's cpuset mems, handling every
+ * per-page status. Blocking (the kernel copies the pages): call it from a
+ * worker thread (vt_migrate_range_async does). */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+  guint64 moved;      /* bytes now on the target node that were elsewhere */
+  guint64 already;    /* bytes that were on the target node already */
+  guint64 busy;       /* bytes the kernel could not move now (EBUSY, EAGAIN): retry later */
+  guint64 skipped;    /* bytes not present or not mapped (ENOENT, EFAULT) */
+  guint64 failed;     /* bytes that failed otherwise (EACCES, EINVAL, EIO...) */
+  gboolean out_of_memory; /* ENOMEM on the target: the round ended early */
+} VtMigrateStats;
+
+/* Pages per move_pages call. */
+#define VT_MIGRATE_BATCH 4096
+
+/* Moves the pages of [start, end) (page aligned) of `pid` to `node`, at most
+ * `max_bytes` (0: all). A target node outside the process's cpuset mems is
+ * VT_ERROR_UNSUPPORTED (nothing moved); a vanished process VT_ERROR_GONE.
+ * Per-page failures are counted in `stats`, not errors. Huge pages move
+ * whole (the kernel moves the folio of the first of its pages asked for).
+ * Every page asked for counts its page size once, by where it is after the
+ * move (a 2 MiB THP: 2 MiB moved). The walk stops when `max_bytes` are
+ * moved (pages past that are in no count) or on ENOMEM (out_of_memory). The
+ * kernel's ENODEV (node without memory online) is VT_ERROR_UNSUPPORTED too.
+ * On an error `stats` holds what was counted before it. */
+gboolean vt_migrate_range (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
+                           VtMigrateStats *stats, GError **error);
+
+/* The node of each page (a move_pages query), or a negative errno per page. */
+gboolean vt_migrate_query_nodes (GPid pid, const guint64 *addrs, guint n, int *nodes,
+                                 GError **error);
+
+/* The nodes `pid` may use (its cpuset's mems, /proc/PID/status Mems_allowed_list;
+ * without that line, a kernel without cpusets: every node with memory). No
+ * /proc/PID: VT_ERROR_GONE. A sorted array of guint. */
+GArray *vt_migrate_allowed_nodes (GPid pid, GError **error);
+
+/* One range in a worker thread; the result is a VtMigrateStats (g_free).
+ * `cancellable` is checked before each batch: G_IO_ERROR_CANCELLED. */
+void vt_migrate_range_async (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
+                             GCancellable *cancellable, GAsyncReadyCallback callback,
+                             gpointer user_data);
+VtMigrateStats *vt_migrate_range_finish (GAsyncResult *result, GError **error);
+
+/* For tests only: the move_pages(2) used (libnuma's signature), so a test on
+ * a one-node host can play a multi-node kernel (budget, ENOMEM, huge pages);
+ * NULL restores libnuma's. Set it before any migration starts. */
+typedef long (*VtMovePagesFunc) (int pid, unsigned long count, void **pages, const int *nodes,
+                                 int *status, int flags);
+void vt_migrate_set_move_pages_func (VtMovePagesFunc func);
+
+G_END_DECLS

@@ -1,0 +1,365 @@
+#include "policy/vt-tiering.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "common/vt-error.h"
+#include "migration/vt-migrate.h"
+#include "policy/vt-tiers.h"
+
+#define SAMPLES_PER_REGION 8
+
+typedef struct {
+  guint64 start, end;
+  gint64 until_us; /* monotonic */
+} Cooldown;
+
+typedef struct {
+  VtTieringStats stats;
+  GArray *cooldowns; /* Cooldown */
+} VmState;
+
+typedef struct {
+  gpointer key;
+  GPid pid;
+  guint64 start, end;
+  int node;
+  gboolean promote;
+} Job;
+
+struct _VtTiering {
+  VtTieringConfig config;
+  VtTieringInputsFunc inputs;
+  gpointer user_data;
+  GHashTable *vms; /* key -> VmState */
+  guint timer;
+  gboolean demoting;
+  /* the round under way */
+  GArray *jobs;
+  guint next_job;
+  guint64 budget;
+  gint64 round_start_us;
+  GCancellable *cancel;
+};
+
+static void
+vm_state_free (VmState *s)
+{
+  g_array_unref (s->cooldowns);
+  g_free (s);
+}
+
+static VmState *
+vm_state (VtTiering *t, gpointer key)
+{
+  VmState *s = g_hash_table_lookup (t->vms, key);
+  if (!s) {
+    s = g_new0 (VmState, 1);
+    s->cooldowns = g_array_new (FALSE, FALSE, sizeof (Cooldown));
+    g_hash_table_insert (t->vms, key, s);
+  }
+  return s;
+}
+
+static gboolean
+cooling (VmState *s, guint64 start, guint64 end, gint64 now)
+{
+  for (guint i = 0; i < s->cooldowns->len;) {
+    Cooldown *c = &g_array_index (s->cooldowns, Cooldown, i);
+    if (c->until_us <= now) {
+      g_array_remove_index_fast (s->cooldowns, i);
+      continue;
+    }
+    if (c->start < end && start < c->end)
+      return TRUE;
+    i++;
+  }
+  return FALSE;
+}
+
+/* Share of each region's pages in the top tier, from a query of a few of
+ * its pages; returns the VM's estimated top-tier bytes. */
+static guint64
+measure_top (const VtTieringInput *in, const VtHostTiers *tiers, double *frac)
+{
+  guint n = in->n_regions * SAMPLES_PER_REGION;
+  g_autofree guint64 *addrs = g_new (guint64, n);
+  g_autofree int *nodes = g_new (int, n);
+  for (guint r = 0; r < in->n_regions; r++) {
+    guint64 pages = (in->regions[r].end - in->regions[r].start) / 4096;
+    for (guint k = 0; k < SAMPLES_PER_REGION; k++)
+      addrs[r * SAMPLES_PER_REGION + k] =
+        in->regions[r].start + ((pages * (2 * k + 1)) / (2 * SAMPLES_PER_REGION)) * 4096;
+  }
+  g_autoptr (GError) error = NULL;
+  if (!vt_migrate_query_nodes (in->pid, addrs, n, nodes, &error)) {
+    g_debug ("tiering %s: residency: %s", in->name, error->message);
+    memset (frac, 0, in->n_regions * sizeof (double));
+    return 0;
+  }
+  guint64 top = 0;
+  for (guint r = 0; r < in->n_regions; r++) {
+    guint on_top = 0, present = 0;
+    for (guint k = 0; k < SAMPLES_PER_REGION; k++) {
+      int node = nodes[r * SAMPLES_PER_REGION + k];
+      if (node < 0)
+        continue;
+      present++;
+      const VtNodeInfo *info = vt_host_tiers_node (tiers, (guint) node);
+      on_top += info && info->top;
+    }
+    frac[r] = present ? (double) on_top / present : 0;
+    top += (guint64) (frac[r] * (double) (in->regions[r].end - in->regions[r].start));
+  }
+  return top;
+}
+
+typedef struct {
+  guint index;
+  guint nr_accesses, age;
+} Candidate;
+
+static gint
+hottest_first (gconstpointer a, gconstpointer b)
+{
+  const Candidate *x = a, *y = b;
+  if (x->nr_accesses != y->nr_accesses)
+    return x->nr_accesses > y->nr_accesses ? -1 : 1;
+  return x->age > y->age ? -1 : x->age < y->age;
+}
+
+static gint
+coldest_oldest_first (gconstpointer a, gconstpointer b)
+{
+  const Candidate *x = a, *y = b;
+  if (x->nr_accesses != y->nr_accesses)
+    return x->nr_accesses < y->nr_accesses ? -1 : 1;
+  return x->age > y->age ? -1 : x->age < y->age;
+}
+
+/* Adds jobs moving up to `bytes` of a VM's eligible regions. */
+static guint64
+plan_vm (VtTiering *t, const VtTieringInput *in, const double *frac, gboolean promote,
+         guint64 bytes, int node, GArray *jobs)
+{
+  const VtTieringConfig *c = &t->config;
+  VmState *s = vm_state (t, in->key);
+  gint64 now = g_get_monotonic_time ();
+  g_autoptr (GArray) cands = g_array_new (FALSE, FALSE, sizeof (Candidate));
+
+  for (guint i = 0; i < in->n_regions; i++) {
+    const VtRegion *r = &in->regions[i];
+    gboolean eligible;
+    if (promote)
+      eligible = frac[i] < 1.0 && r->age >= c->promote_min_age &&
+                 (in->mode == VT_TIER_MODE_FAST_ONLY || r->nr_accesses >= in->hot_threshold);
+    else
+      eligible = frac[i] > 0.0 &&
+                 (in->mode == VT_TIER_MODE_SLOW_ONLY ||
+                  (r->age >= c->demote_min_age &&
+                   r->nr_accesses * 100 <= c->cold_max_pct * in->max_accesses));
+    if (eligible && !cooling (s, r->start, r->end, now)) {
+      Candidate cand = { i, r->nr_accesses, r->age };
+      g_array_append_val (cands, cand);
+    }
+  }
+  g_array_sort (cands, promote ? hottest_first : coldest_oldest_first);
+
+  guint64 planned = 0;
+  for (guint i = 0; i < cands->len && planned < bytes; i++) {
+    const VtRegion *r = &in->regions[g_array_index (cands, Candidate, i).index];
+    double f = frac[g_array_index (cands, Candidate, i).index];
+    Job job = { in->key, in->pid, r->start, r->end, node, promote };
+    g_array_append_val (jobs, job);
+    planned += (guint64) ((promote ? 1.0 - f : f) * (double) (r->end - r->start));
+  }
+  return planned;
+}
+
+static void run_next_job (VtTiering *t);
+
+static void
+on_job_done (GObject *src, GAsyncResult *res, gpointer data)
+{
+  (void) src;
+  g_autoptr (GError) error = NULL;
+  g_autofree VtMigrateStats *st = vt_migrate_range_finish (res, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  VtTiering *t = data;
+  const Job *job = &g_array_index (t->jobs, Job, t->next_job - 1);
+  VmState *s = g_hash_table_lookup (t->vms, job->key);
+  if (!st) {
+    /* The VM went away, or its cpuset forbids the node: next job. */
+    g_debug ("tiering: moving 0x%" G_GINT64_MODIFIER "x-0x%" G_GINT64_MODIFIER "x: %s",
+             job->start, job->end, error->message);
+  } else if (s) {
+    if (job->promote)
+      s->stats.promoted += st->moved;
+    else
+      s->stats.demoted += st->moved;
+    s->stats.failed += st->failed;
+    t->budget -= MIN (t->budget, st->moved);
+    Cooldown cd = { job->start, job->end,
+                    g_get_monotonic_time () + (gint64) t->config.cooldown_s * G_USEC_PER_SEC };
+    g_array_append_val (s->cooldowns, cd);
+    if (st->out_of_memory)
+      t->next_job = t->jobs->len; /* the target node is full: end the round */
+  }
+  run_next_job (t);
+}
+
+static void
+run_next_job (VtTiering *t)
+{
+  gint64 spent_ms = (g_get_monotonic_time () - t->round_start_us) / 1000;
+  guint64 time_quota_ms = (guint64) t->config.cpu_ms_per_s * t->config.interval_ms / 1000;
+  if (t->next_job >= t->jobs->len || t->budget == 0 || (guint64) spent_ms > time_quota_ms) {
+    g_array_set_size (t->jobs, 0);
+    return;
+  }
+  const Job *job = &g_array_index (t->jobs, Job, t->next_job++);
+  vt_migrate_range_async (job->pid, job->start, job->end, job->node, t->budget, t->cancel,
+                          on_job_done, t);
+}
+
+static gboolean
+busy (VtTiering *t)
+{
+  return t->jobs->len > 0;
+}
+
+static void
+round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
+{
+  const VtTieringConfig *c = &t->config;
+  guint n = inputs->len;
+  g_autofree VtShareRequest *req = g_new0 (VtShareRequest, n);
+  g_autofree guint64 *targets = g_new0 (guint64, n);
+  g_autoptr (GPtrArray) fracs = g_ptr_array_new_with_free_func (g_free);
+  guint64 vm_top = 0;
+
+  for (guint i = 0; i < n; i++) {
+    const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
+    double *frac = g_new0 (double, MAX (in->n_regions, 1));
+    g_ptr_array_add (fracs, frac);
+    guint64 top = measure_top (in, tiers, frac);
+    vm_state (t, in->key)->stats.top_bytes = top;
+    vm_top += top;
+    req[i] = (VtShareRequest) { in->weight, in->min, in->max, in->mode, in->size, in->demand, top };
+  }
+  /* What VMs may have of the top tier: what they hold plus what is free,
+   * less the host's reserve. */
+  guint64 capacity = tiers->top_free + vm_top;
+  capacity = capacity > c->reserve_bytes ? capacity - c->reserve_bytes : 0;
+  vt_fair_share_compute (capacity, req, n, targets);
+
+  guint64 promote_due = 0;
+  for (guint i = 0; i < n; i++) {
+    vm_state (t, g_array_index (inputs, VtTieringInput, i).key)->stats.target = targets[i];
+    if (req[i].mode != VT_TIER_MODE_OFF && targets[i] > req[i].current)
+      promote_due += targets[i] - req[i].current;
+  }
+  guint64 low = tiers->top_total * c->low_watermark_pct / 100;
+  guint64 high = tiers->top_total * c->high_watermark_pct / 100;
+  guint64 room = tiers->top_free > c->reserve_bytes ? tiers->top_free - c->reserve_bytes : 0;
+  if (tiers->top_free < low || promote_due > room)
+    t->demoting = TRUE;
+  else if (tiers->top_free > high)
+    t->demoting = FALSE;
+
+  /* Demotions first: they make the room promotions need. */
+  guint64 freed = 0;
+  for (guint i = 0; i < n; i++) {
+    const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
+    if (in->mode == VT_TIER_MODE_OFF || req[i].current <= targets[i])
+      continue;
+    if (!t->demoting && in->mode != VT_TIER_MODE_SLOW_ONLY)
+      continue;
+    g_autoptr (GArray) allowed = vt_migrate_allowed_nodes (in->pid, NULL);
+    int slow = vt_host_tiers_pick (tiers, FALSE, allowed);
+    if (slow >= 0)
+      freed += plan_vm (t, in, fracs->pdata[i], FALSE, req[i].current - targets[i], slow, t->jobs);
+  }
+  guint64 promote_room = room + freed;
+  for (guint i = 0; i < n && promote_room > 0; i++) {
+    const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
+    if (in->mode == VT_TIER_MODE_OFF || targets[i] <= req[i].current)
+      continue;
+    g_autoptr (GArray) allowed = vt_migrate_allowed_nodes (in->pid, NULL);
+    int top = vt_host_tiers_pick (tiers, TRUE, allowed);
+    if (top >= 0)
+      promote_room -= MIN (promote_room, plan_vm (t, in, fracs->pdata[i], TRUE,
+                                                  MIN (targets[i] - req[i].current, promote_room),
+                                                  top, t->jobs));
+  }
+}
+
+static gboolean
+on_round (gpointer data)
+{
+  VtTiering *t = data;
+  if (busy (t))
+    return G_SOURCE_CONTINUE; /* the last round is still moving memory */
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VtHostTiers) tiers = vt_host_tiers_read (&error);
+  if (!tiers) {
+    g_debug ("tiering: %s", error->message);
+    return G_SOURCE_CONTINUE;
+  }
+  if (!vt_host_tiers_has_slow (tiers))
+    return G_SOURCE_CONTINUE; /* one tier: nothing to do */
+  g_autoptr (GArray) inputs = g_array_new (FALSE, TRUE, sizeof (VtTieringInput));
+  t->inputs (inputs, t->user_data);
+  if (inputs->len == 0)
+    return G_SOURCE_CONTINUE;
+
+  round_plan (t, tiers, inputs);
+  t->next_job = 0;
+  t->budget = MAX (t->config.bytes_per_s * t->config.interval_ms / 1000, 1);
+  t->round_start_us = g_get_monotonic_time ();
+  run_next_job (t);
+  return G_SOURCE_CONTINUE;
+}
+
+VtTiering *
+vt_tiering_new (const VtTieringConfig *config, VtTieringInputsFunc inputs, gpointer user_data)
+{
+  VtTiering *t = g_new0 (VtTiering, 1);
+  t->config = *config;
+  t->inputs = inputs;
+  t->user_data = user_data;
+  t->vms = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) vm_state_free);
+  t->jobs = g_array_new (FALSE, FALSE, sizeof (Job));
+  t->cancel = g_cancellable_new ();
+  t->timer = g_timeout_add (MAX (config->interval_ms, 100), on_round, t);
+  return t;
+}
+
+void
+vt_tiering_free (VtTiering *t)
+{
+  if (!t)
+    return;
+  g_clear_handle_id (&t->timer, g_source_remove);
+  /* A migration in flight finishes in its thread; its callback sees the
+   * cancellation and does not touch t. */
+  g_cancellable_cancel (t->cancel);
+  g_object_unref (t->cancel);
+  g_array_unref (t->jobs);
+  g_hash_table_unref (t->vms);
+  g_free (t);
+}
+
+const VtTieringStats *
+vt_tiering_stats (VtTiering *t, gpointer key)
+{
+  VmState *s = g_hash_table_lookup (t->vms, key);
+  return s ? &s->stats : NULL;
+}
+
+void
+vt_tiering_forget (VtTiering *t, gpointer key)
+{
+  g_hash_table_remove (t->vms, key);
+}

@@ -1,0 +1,70 @@
+/* The tiering engine: every interval it reads the host's tiers, measures
+ * each VM's top-tier bytes per region (a move_pages query of a few pages of
+ * each region), divides the top tier by fair share, and moves memory:
+ *  - demotion (as DAMOS migrate_cold): when the top tier is contended (free
+ *    below the low watermark until above the high one, or not enough free
+ *    for the promotions due), the coldest, oldest regions of VMs above
+ *    their target go to a slow node;
+ *  - promotion (as DAMOS migrate_hot): the hottest regions whose heat has
+ *    held for promote-min-age aggregations, of VMs below their target, go
+ *    to a top node, never into the host reserve.
+ * Migrations run one at a time in a worker thread, within a byte and a time
+ * quota per interval; a range just moved is left alone for a cooldown, so
+ * nothing ping-pongs. */
+#pragma once
+
+#include <glib.h>
+
+#include "policy/vt-fair-share.h"
+#include "regions/vt-regions.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  guint interval_ms;
+  guint64 reserve_bytes;        /* top-tier memory left to the host */
+  guint low_watermark_pct;      /* top-tier free % that starts demotion */
+  guint high_watermark_pct;     /* ... and that stops it */
+  guint64 bytes_per_s;          /* migration quota */
+  guint cpu_ms_per_s;           /* time spent migrating, per second */
+  guint promote_min_age;        /* aggregations hot before promotion */
+  guint demote_min_age;         /* aggregations cold before demotion */
+  guint cold_max_pct;           /* nr_accesses at most this % of the max: cold */
+  guint cooldown_s;             /* a moved range stays put this long */
+} VtTieringConfig;
+
+/* What the engine needs of a VM, each round (valid during the call only). */
+typedef struct {
+  gpointer key;
+  const char *name;
+  GPid pid;
+  const VtRegion *regions;
+  guint n_regions;
+  guint max_accesses, hot_threshold;
+  guint64 size, demand;
+  guint weight;
+  guint64 min, max;
+  VtTierMode mode;
+} VtTieringInput;
+
+typedef struct {
+  guint64 target;     /* its share of the top tier */
+  guint64 top_bytes;  /* its bytes there, as last measured */
+  guint64 promoted, demoted, failed; /* bytes, since tracking began */
+} VtTieringStats;
+
+/* Fills `inputs` (an array of VtTieringInput) with the VMs to tier. */
+typedef void (*VtTieringInputsFunc) (GArray *inputs, gpointer user_data);
+
+typedef struct _VtTiering VtTiering;
+
+VtTiering *vt_tiering_new (const VtTieringConfig *config, VtTieringInputsFunc inputs,
+                           gpointer user_data);
+void vt_tiering_free (VtTiering *tiering);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtTiering, vt_tiering_free)
+
+/* NULL until the VM has been through a round. */
+const VtTieringStats *vt_tiering_stats (VtTiering *tiering, gpointer key);
+void vt_tiering_forget (VtTiering *tiering, gpointer key);
+
+G_END_DECLS

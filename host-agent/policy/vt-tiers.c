@@ -1,0 +1,147 @@
+#include "policy/vt-tiers.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/vt-error.h"
+#include "common/vt-sysfs.h"
+
+#define NODE_DIR "sys/devices/system/node"
+#define TIER_DIR "sys/devices/virtual/memory_tiering"
+
+/* "Node 0 MemFree:  1234 kB" -> bytes. */
+static guint64
+meminfo_field (const char *meminfo, const char *field)
+{
+  const char *p = strstr (meminfo, field);
+  return p ? g_ascii_strtoull (p + strlen (field), NULL, 10) * 1024 : 0;
+}
+
+static gboolean
+read_node (guint node, VtNodeInfo *info, GError **error)
+{
+  g_autofree char *meminfo_path = g_strdup_printf (NODE_DIR "/node%u/meminfo", node);
+  g_autofree char *meminfo = vt_sysfs_read (meminfo_path, error);
+  if (!meminfo)
+    return FALSE;
+  g_autofree char *cpus_path = g_strdup_printf (NODE_DIR "/node%u/cpulist", node);
+  g_autofree char *cpus = vt_sysfs_read (cpus_path, NULL);
+  info->node = node;
+  info->total = meminfo_field (meminfo, "MemTotal:");
+  info->free = meminfo_field (meminfo, "MemFree:");
+  info->has_cpus = cpus && *cpus;
+  return TRUE;
+}
+
+/* node -> tier id from memory_tiering/memory_tierN/nodelist. */
+static GHashTable *
+read_tier_of_node (void)
+{
+  GHashTable *tier_of = g_hash_table_new (NULL, NULL);
+  g_autofree char *dir_path = vt_sysfs_path (TIER_DIR);
+  g_autoptr (GDir) dir = g_dir_open (dir_path, 0, NULL);
+  const char *name;
+  while (dir && (name = g_dir_read_name (dir))) {
+    guint64 tier;
+    if (!g_str_has_prefix (name, "memory_tier") ||
+        !g_ascii_string_to_unsigned (name + strlen ("memory_tier"), 10, 0, G_MAXUINT, &tier, NULL))
+      continue;
+    g_autofree char *list_path = g_strdup_printf (TIER_DIR "/%s/nodelist", name);
+    g_autofree char *list = vt_sysfs_read (list_path, NULL);
+    g_autoptr (GArray) nodes = list ? vt_parse_nodelist (list, NULL) : NULL;
+    for (guint i = 0; nodes && i < nodes->len; i++)
+      g_hash_table_insert (tier_of, GUINT_TO_POINTER (g_array_index (nodes, guint, i)),
+                           GUINT_TO_POINTER ((guint) tier + 1)); /* +1: 0 means absent */
+  }
+  return tier_of;
+}
+
+VtHostTiers *
+vt_host_tiers_read (GError **error)
+{
+  g_autofree char *online = vt_sysfs_read (NODE_DIR "/has_memory", error);
+  if (!online)
+    return NULL;
+  g_autoptr (GArray) ids = vt_parse_nodelist (online, error);
+  if (!ids)
+    return NULL;
+  g_autoptr (GHashTable) tier_of = read_tier_of_node ();
+  g_autoptr (VtHostTiers) t = g_new0 (VtHostTiers, 1);
+  t->nodes = g_array_new (FALSE, TRUE, sizeof (VtNodeInfo));
+
+  guint top_tier = G_MAXUINT;
+  for (guint i = 0; i < ids->len; i++) {
+    VtNodeInfo info = { 0 };
+    if (!read_node (g_array_index (ids, guint, i), &info, error))
+      return NULL;
+    info.tier = GPOINTER_TO_UINT (g_hash_table_lookup (tier_of, GUINT_TO_POINTER (info.node)));
+    info.tier = info.tier ? info.tier - 1 : 0;
+    top_tier = MIN (top_tier, info.tier);
+    g_array_append_val (t->nodes, info);
+  }
+  for (guint i = 0; i < t->nodes->len; i++) {
+    VtNodeInfo *n = &g_array_index (t->nodes, VtNodeInfo, i);
+    n->top = n->tier == top_tier;
+    if (n->top) {
+      t->top_total += n->total;
+      t->top_free += n->free;
+    }
+  }
+  return g_steal_pointer (&t);
+}
+
+void
+vt_host_tiers_free (VtHostTiers *t)
+{
+  if (!t)
+    return;
+  if (t->nodes)
+    g_array_unref (t->nodes);
+  g_free (t);
+}
+
+const VtNodeInfo *
+vt_host_tiers_node (const VtHostTiers *t, guint node)
+{
+  for (guint i = 0; i < t->nodes->len; i++)
+    if (g_array_index (t->nodes, VtNodeInfo, i).node == node)
+      return &g_array_index (t->nodes, VtNodeInfo, i);
+  return NULL;
+}
+
+gboolean
+vt_host_tiers_has_slow (const VtHostTiers *t)
+{
+  for (guint i = 0; i < t->nodes->len; i++)
+    if (!g_array_index (t->nodes, VtNodeInfo, i).top)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+allowed_node (const GArray *allowed, guint node)
+{
+  if (!allowed)
+    return TRUE;
+  for (guint i = 0; i < allowed->len; i++)
+    if (g_array_index (allowed, guint, i) == node)
+      return TRUE;
+  return FALSE;
+}
+
+int
+vt_host_tiers_pick (const VtHostTiers *t, gboolean top, const GArray *allowed)
+{
+  int best = -1;
+  guint64 best_free = 0;
+  for (guint i = 0; i < t->nodes->len; i++) {
+    const VtNodeInfo *n = &g_array_index (t->nodes, VtNodeInfo, i);
+    if (n->top != top || !allowed_node (allowed, n->node))
+      continue;
+    if (best < 0 || n->free > best_free) {
+      best = (int) n->node;
+      best_free = n->free;
+    }
+  }
+  return best;
+}

@@ -1,0 +1,31 @@
+/* The host's memory tiers as the kernel sees them: each node with memory,
+ * its memory tier (from the HMAT-derived abstract distance), its size and
+ * free memory. The top tier is the lowest tier id; every node in a higher
+ * tier is "slow". Read from sysfs under the vt_sysfs root. */
+#pragma once
+
+#include <glib.h>
+
+typedef struct {
+  guint node;
+  guint tier;        /* memory_tierN; lower is faster */
+  gboolean top;      /* in the top tier */
+  gboolean has_cpus;
+  guint64 total, free;
+} VtNodeInfo;
+
+typedef struct {
+  GArray *nodes;     /* VtNodeInfo, by node id */
+  guint64 top_total, top_free;
+} VtHostTiers;
+
+/* Without memory_tiering in sysfs every node is in the top tier. */
+VtHostTiers *vt_host_tiers_read (GError **error);
+void vt_host_tiers_free (VtHostTiers *tiers);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtHostTiers, vt_host_tiers_free)
+
+const VtNodeInfo *vt_host_tiers_node (const VtHostTiers *tiers, guint node);
+gboolean vt_host_tiers_has_slow (const VtHostTiers *tiers);
+/* The node of the top tier (top = TRUE) or of a slow tier with the most free
+ * memory among `allowed` (NULL: any); -1 when there is none. */
+int vt_host_tiers_pick (const VtHostTiers *tiers, gboolean top, const GArray *allowed);
