@@ -211,15 +211,51 @@ write_rate_text (GVariant *vm)
   return mbps < 0 ? g_strdup ("-") : g_strdup_printf ("%.1f MB/s", mbps);
 }
 
+/* "1.2 GiB / 1.5 GiB": the VM's bytes in the top tier and its share. */
+static char *
+top_tier_text (GVariant *vm)
+{
+  g_autofree char *top = vt_ctl_format_size (lookup_u64 (vm, "top_bytes"));
+  g_autofree char *target = vt_ctl_format_size (lookup_u64 (vm, "target_bytes"));
+  return g_strdup_printf ("%s / %s", top, target);
+}
+
+/* "auto w100", with min and max when set. */
+static char *
+policy_text (GVariant *vm)
+{
+  GString *s = g_string_new (NULL);
+  g_string_append_printf (s, "%s w%u", lookup_str (vm, "mode", "auto"), lookup_u32 (vm, "weight"));
+  guint64 min = lookup_u64 (vm, "min"), max = lookup_u64 (vm, "max");
+  if (min) {
+    g_autofree char *t = vt_ctl_format_size (min);
+    g_string_append_printf (s, " min %s", t);
+  }
+  if (max && max != G_MAXUINT64) {
+    g_autofree char *t = vt_ctl_format_size (max);
+    g_string_append_printf (s, " max %s", t);
+  }
+  return g_string_free (s, FALSE);
+}
+
+static char *
+moved_text (GVariant *vm)
+{
+  g_autofree char *up = vt_ctl_format_size (lookup_u64 (vm, "promoted_bytes"));
+  g_autofree char *down = vt_ctl_format_size (lookup_u64 (vm, "demoted_bytes"));
+  return g_strdup_printf ("%s / %s", up, down);
+}
+
 char *
 vt_ctl_format_vms_text (GVariant *vms)
 {
   g_return_val_if_fail (g_variant_is_of_type (vms, G_VARIANT_TYPE ("aa{sv}")), NULL);
 
   g_auto (Table) table = { 0 };
-  table_init (&table, "lllrrllrr");
+  table_init (&table, "lllrrrllllrr");
   table_add (&table, g_strdup ("NAME"), g_strdup ("VIA"), g_strdup ("STATE"), g_strdup ("RAM"),
-             g_strdup ("HOT"), g_strdup ("PER HOST NODE"), g_strdup ("SOURCE"),
+             g_strdup ("HOT"), g_strdup ("TOP/TARGET"), g_strdup ("POLICY"),
+             g_strdup ("PER HOST NODE"), g_strdup ("SOURCE"), g_strdup ("MOVED UP/DOWN"),
              g_strdup ("REGIONS"), g_strdup ("WRITES"));
   gsize n_vms = g_variant_n_children (vms);
   for (gsize i = 0; i < n_vms; i++) {
@@ -227,8 +263,9 @@ vt_ctl_format_vms_text (GVariant *vms)
     table_add (&table, g_strdup (lookup_str (vm, "name", "?")), g_strdup (lookup_str (vm, "via", "-")),
                g_strdup (lookup_str (vm, "state", "-")),
                vt_ctl_format_size (lookup_u64 (vm, "ram_bytes")),
-               vt_ctl_format_size (lookup_u64 (vm, "hot_bytes")), node_bytes_text (vm),
-               g_strdup (lookup_str (vm, "source", "-")),
+               vt_ctl_format_size (lookup_u64 (vm, "hot_bytes")), top_tier_text (vm),
+               policy_text (vm), node_bytes_text (vm), g_strdup (lookup_str (vm, "source", "-")),
+               moved_text (vm),
                g_strdup_printf ("%u", lookup_u32 (vm, "nr_regions")), write_rate_text (vm));
   }
 

@@ -133,7 +133,8 @@ class Guest:
 
     def __init__(self, name):
         self.name = name
-        self.log_path = f"{RUN}/{name}.log"
+        # In /results, so a failed run's guest consoles come home.
+        self.log_path = f"{RESULTS}/{name}.console.log"
         self.qmp = f"{AGENT_QMP_DIR}/{name}.sock"
         self.probe_qmp = f"{RUN}/{name}.probe.qmp"
         self.pid_path = f"{RUN}/{name}.pid"
