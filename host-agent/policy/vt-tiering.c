@@ -78,10 +78,12 @@ cooling (VmState *s, guint64 start, guint64 end, gint64 now)
 }
 
 /* Share of each region's pages in the top tier, from a query of a few of
- * its pages; returns the VM's estimated top-tier bytes. */
+ * its pages; returns the VM's estimated top-tier bytes, and in *hot_top
+ * those of its hot regions. */
 static guint64
-measure_top (const VtTieringInput *in, const VtHostTiers *tiers, double *frac)
+measure_top (const VtTieringInput *in, const VtHostTiers *tiers, double *frac, guint64 *hot_top)
 {
+  *hot_top = 0;
   guint n = in->n_regions * SAMPLES_PER_REGION;
   g_autofree guint64 *addrs = g_new (guint64, n);
   g_autofree int *nodes = g_new (int, n);
@@ -109,7 +111,10 @@ measure_top (const VtTieringInput *in, const VtHostTiers *tiers, double *frac)
       on_top += info && info->top;
     }
     frac[r] = present ? (double) on_top / present : 0;
-    top += (guint64) (frac[r] * (double) (in->regions[r].end - in->regions[r].start));
+    guint64 bytes = (guint64) (frac[r] * (double) (in->regions[r].end - in->regions[r].start));
+    top += bytes;
+    if (in->regions[r].nr_accesses >= in->hot_threshold)
+      *hot_top += bytes;
   }
   return top;
 }
@@ -237,13 +242,16 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   g_autofree VtShareRequest *req = g_new0 (VtShareRequest, n);
   g_autofree guint64 *targets = g_new0 (guint64, n);
   g_autoptr (GPtrArray) fracs = g_ptr_array_new_with_free_func (g_free);
+  /* A VM's share is for its hot memory: promotion fills it up to the target
+   * with hot regions, whatever cold memory of it also sits in the top tier. */
+  g_autofree guint64 *hot_top = g_new0 (guint64, n);
   guint64 vm_top = 0;
 
   for (guint i = 0; i < n; i++) {
     const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
     double *frac = g_new0 (double, MAX (in->n_regions, 1));
     g_ptr_array_add (fracs, frac);
-    guint64 top = measure_top (in, tiers, frac);
+    guint64 top = measure_top (in, tiers, frac, &hot_top[i]);
     vm_state (t, in->key)->stats.top_bytes = top;
     vm_top += top;
     req[i] = (VtShareRequest) { in->weight, in->min, in->max, in->mode, in->size, in->demand, top };
@@ -257,8 +265,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 promote_due = 0;
   for (guint i = 0; i < n; i++) {
     vm_state (t, g_array_index (inputs, VtTieringInput, i).key)->stats.target = targets[i];
-    if (req[i].mode != VT_TIER_MODE_OFF && targets[i] > req[i].current)
-      promote_due += targets[i] - req[i].current;
+    if (req[i].mode != VT_TIER_MODE_OFF && targets[i] > hot_top[i])
+      promote_due += targets[i] - hot_top[i];
   }
   guint64 low = tiers->top_total * c->low_watermark_pct / 100;
   guint64 high = tiers->top_total * c->high_watermark_pct / 100;
@@ -284,13 +292,13 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 promote_room = room + freed;
   for (guint i = 0; i < n && promote_room > 0; i++) {
     const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
-    if (in->mode == VT_TIER_MODE_OFF || targets[i] <= req[i].current)
+    if (in->mode == VT_TIER_MODE_OFF || targets[i] <= hot_top[i])
       continue;
     g_autoptr (GArray) allowed = vt_migrate_allowed_nodes (in->pid, NULL);
     int top = vt_host_tiers_pick (tiers, TRUE, allowed);
     if (top >= 0)
       promote_room -= MIN (promote_room, plan_vm (t, in, fracs->pdata[i], TRUE,
-                                                  MIN (targets[i] - req[i].current, promote_room),
+                                                  MIN (targets[i] - hot_top[i], promote_room),
                                                   top, t->jobs));
   }
 }
