@@ -9,9 +9,13 @@
 
 #define SAMPLES_PER_REGION 8
 
+/* A range just moved one way may not move back before until_us: that, not
+ * a freeze, is what keeps memory from ping-ponging (a range moved only in
+ * part, its round's budget spent, goes on moving the same way next round). */
 typedef struct {
   guint64 start, end;
   gint64 until_us; /* monotonic */
+  gboolean promoted;
 } Cooldown;
 
 typedef struct {
@@ -62,7 +66,7 @@ vm_state (VtTiering *t, gpointer key)
 }
 
 static gboolean
-cooling (VmState *s, guint64 start, guint64 end, gint64 now)
+cooling (VmState *s, guint64 start, guint64 end, gboolean promote, gint64 now)
 {
   for (guint i = 0; i < s->cooldowns->len;) {
     Cooldown *c = &g_array_index (s->cooldowns, Cooldown, i);
@@ -70,7 +74,7 @@ cooling (VmState *s, guint64 start, guint64 end, gint64 now)
       g_array_remove_index_fast (s->cooldowns, i);
       continue;
     }
-    if (c->start < end && start < c->end)
+    if (c->promoted != promote && c->start < end && start < c->end)
       return TRUE;
     i++;
   }
@@ -142,41 +146,52 @@ coldest_oldest_first (gconstpointer a, gconstpointer b)
   return x->age > y->age ? -1 : x->age < y->age;
 }
 
-/* Adds jobs moving up to `bytes` of a VM's eligible regions. */
+static gboolean
+eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r, double frac,
+          gboolean promote, gboolean cold_only)
+{
+  if (promote)
+    return frac < 1.0 && r->age >= c->promote_min_age &&
+           (in->mode == VT_TIER_MODE_FAST_ONLY || r->nr_accesses >= in->hot_threshold);
+  if (frac <= 0.0)
+    return FALSE;
+  if (in->mode == VT_TIER_MODE_SLOW_ONLY)
+    return TRUE;
+  return r->age >= c->demote_min_age &&
+         (!cold_only || r->nr_accesses * 100 <= c->cold_max_pct * in->max_accesses);
+}
+
+/* Adds jobs moving up to `bytes` of a VM's eligible regions: for promotion
+ * the hottest first; for demotion its cold regions first (coldest, oldest),
+ * then, if it is still above its share, its warmer ones, coldest first. */
 static guint64
 plan_vm (VtTiering *t, const VtTieringInput *in, const double *frac, gboolean promote,
          guint64 bytes, int node, GArray *jobs)
 {
-  const VtTieringConfig *c = &t->config;
   VmState *s = vm_state (t, in->key);
   gint64 now = g_get_monotonic_time ();
-  g_autoptr (GArray) cands = g_array_new (FALSE, FALSE, sizeof (Candidate));
-
-  for (guint i = 0; i < in->n_regions; i++) {
-    const VtRegion *r = &in->regions[i];
-    gboolean eligible;
-    if (promote)
-      eligible = frac[i] < 1.0 && r->age >= c->promote_min_age &&
-                 (in->mode == VT_TIER_MODE_FAST_ONLY || r->nr_accesses >= in->hot_threshold);
-    else
-      eligible = frac[i] > 0.0 &&
-                 (in->mode == VT_TIER_MODE_SLOW_ONLY ||
-                  (r->age >= c->demote_min_age &&
-                   r->nr_accesses * 100 <= c->cold_max_pct * in->max_accesses));
-    if (eligible && !cooling (s, r->start, r->end, now)) {
-      Candidate cand = { i, r->nr_accesses, r->age };
-      g_array_append_val (cands, cand);
-    }
-  }
-  g_array_sort (cands, promote ? hottest_first : coldest_oldest_first);
-
+  g_autofree gboolean *taken = g_new0 (gboolean, MAX (in->n_regions, 1));
   guint64 planned = 0;
-  for (guint i = 0; i < cands->len && planned < bytes; i++) {
-    const VtRegion *r = &in->regions[g_array_index (cands, Candidate, i).index];
-    double f = frac[g_array_index (cands, Candidate, i).index];
-    Job job = { in->key, in->pid, r->start, r->end, node, promote };
-    g_array_append_val (jobs, job);
-    planned += (guint64) ((promote ? 1.0 - f : f) * (double) (r->end - r->start));
+
+  for (int pass = 0; pass < (promote ? 1 : 2) && planned < bytes; pass++) {
+    g_autoptr (GArray) cands = g_array_new (FALSE, FALSE, sizeof (Candidate));
+    for (guint i = 0; i < in->n_regions; i++) {
+      const VtRegion *r = &in->regions[i];
+      if (!taken[i] && eligible (&t->config, in, r, frac[i], promote, pass == 0) &&
+          !cooling (s, r->start, r->end, promote, now)) {
+        Candidate cand = { i, r->nr_accesses, r->age };
+        g_array_append_val (cands, cand);
+      }
+    }
+    g_array_sort (cands, promote ? hottest_first : coldest_oldest_first);
+    for (guint i = 0; i < cands->len && planned < bytes; i++) {
+      guint idx = g_array_index (cands, Candidate, i).index;
+      const VtRegion *r = &in->regions[idx];
+      Job job = { in->key, in->pid, r->start, r->end, node, promote };
+      g_array_append_val (jobs, job);
+      taken[idx] = TRUE;
+      planned += (guint64) ((promote ? 1.0 - frac[idx] : frac[idx]) * (double) (r->end - r->start));
+    }
   }
   return planned;
 }
@@ -206,7 +221,8 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
     s->stats.failed += st->failed;
     t->budget -= MIN (t->budget, st->moved);
     Cooldown cd = { job->start, job->end,
-                    g_get_monotonic_time () + (gint64) t->config.cooldown_s * G_USEC_PER_SEC };
+                    g_get_monotonic_time () + (gint64) t->config.cooldown_s * G_USEC_PER_SEC,
+                    job->promote };
     g_array_append_val (s->cooldowns, cd);
     if (st->out_of_memory)
       t->next_job = t->jobs->len; /* the target node is full: end the round */

@@ -169,12 +169,18 @@ class Guest:
                 "-display", "none", "-monitor", "none", "-serial", f"file:{g.log_path}",
                 "-qmp", f"unix:{g.qmp},server=on,wait=off",
                 "-qmp", f"unix:{g.probe_qmp},server=on,wait=off",
-                "-pidfile", g.pid_path, "-daemonize", "-nic", "none", "-no-reboot"]
+                "-pidfile", g.pid_path, "-nic", "none", "-no-reboot"]
         for p in (g.log_path, g.pid_path):
             if os.path.exists(p):
                 os.unlink(p)
         g.started = time.monotonic()
-        subprocess.run(cmd, check=True)
+        # Not -daemonize: that sends QEMU's own errors to /dev/null; here they
+        # go to /results, where a guest that dies says why.
+        qemu_log = open(os.path.join(RESULTS, f"{name}.qemu.log"), "w")
+        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qemu_log, stderr=subprocess.STDOUT,
+                         start_new_session=True)
+        wait_for(f"QEMU of {name} to write its pid file", lambda: os.path.exists(g.pid_path)
+                 and read(g.pid_path), 30, 0.2)
         log(f"started guest {name}: {mem} MiB, workload {wl}, pid {g.pid}")
         return g
 
@@ -183,11 +189,12 @@ class Guest:
         return int(read(self.pid_path))
 
     def alive(self):
+        """Running, not a zombie (QEMU is a child of the scenario's process)."""
         try:
-            os.kill(self.pid, 0)
-            return True
-        except (OSError, TypeError, ValueError):
+            stat = read(f"/proc/{self.pid}/stat", "") or ""
+        except (TypeError, ValueError):
             return False
+        return bool(stat) and stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
     def lines(self):
         """The complete lines of the guest's console so far (the last one
@@ -202,7 +209,9 @@ class Guest:
         """Waits for the workload's first page sets; returns seconds since start."""
         def ready():
             if not self.alive():
-                raise RuntimeError(f"guest {self.name} died:\n" + "\n".join(self.lines()[-20:]))
+                qemu = read(os.path.join(RESULTS, f"{self.name}.qemu.log"), "") or ""
+                raise RuntimeError(f"guest {self.name} died:\n" + "\n".join(self.lines()[-20:])
+                                   + f"\nQEMU said: {qemu[-2000:]}")
             bad = [ln for ln in self.workload_lines() if ln.startswith(("VTWL ERROR", "VTWL EXIT"))]
             if bad:
                 raise RuntimeError(f"guest {self.name}: {bad[0]}")

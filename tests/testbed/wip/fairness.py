@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""Fairness (issue: vtierd part 2): two VMs whose hot sets together exceed
+DRAM. With weights 1:1 each VM's top-tier bytes (measured by the probe over
+all its pages) come within ±10% of its computed share; a min on one VM is
+honored; weights changed live to 3:1 with `vtierctl set`, the shares follow
+within 60 s. Checksums pass."""
+import subprocess
+import time
+
+import testbed
+from testbed import check, figure
+
+with open("/proc/sys/kernel/numa_balancing", "w") as f:
+    f.write("0")
+
+HOT = 720
+vms = [testbed.Guest.start(n, size=800, hot=HOT, verify=60) for n in ("a", "b")]
+for g in vms:
+    g.wait_ready(timeout=400)
+
+vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n").start()
+
+
+def top_bytes(g):
+    """The probe's count of the guest's pages on node0, in bytes."""
+    pages = 0
+    for kind in ("hot", "cold"):
+        pages += g.placement(kind)["nodes"].get("0", 0)
+    return pages * 4096
+
+
+def settle(what, within, want):
+    """Polls until every VM's top-tier bytes are within ±10% of vtierd's
+    computed share, or `within` s; returns the last (measured, target) pairs."""
+    t0 = time.monotonic()
+    while True:
+        pairs = []
+        for g in vms:
+            vm = vtierd.vm(g.name)
+            pairs.append((top_bytes(g), vm["target_bytes"]))
+        line = ", ".join(f"{g.name} {m >> 20}/{t >> 20} MiB" for g, (m, t) in zip(vms, pairs))
+        print(f"{what} +{time.monotonic() - t0:.0f} s: top tier/share {line}", flush=True)
+        good = all(t > 0 and abs(m - t) <= 0.1 * t for m, t in pairs) and want(pairs)
+        if good or time.monotonic() - t0 > within:
+            return pairs, (time.monotonic() - t0) if good else None
+        time.sleep(5)
+
+
+pairs, when = settle("1:1", 180, lambda p: True)
+figure("shares_1_to_1", [(m >> 20, t >> 20) for m, t in pairs])
+check(when is not None, f"1:1: each VM's top-tier bytes are within ±10% of its share ({pairs})")
+ratio = pairs[0][1] / max(1, pairs[1][1])
+check(0.9 <= ratio <= 1.1, f"1:1: the shares are equal ({ratio:.2f})")
+
+subprocess.run(["vtierctl", "set", "a", "--weight", "300"], check=True)
+subprocess.run(["vtierctl", "set", "b", "--weight", "100"], check=True)
+pairs, when = settle("3:1", 60, lambda p: p[0][1] > 2.5 * p[1][1])
+figure("shares_3_to_1", [(m >> 20, t >> 20) for m, t in pairs])
+figure("time_to_follow_3_to_1_s", round(when, 1) if when else None, "s")
+check(when is not None, f"3:1 set live: the shares follow within 60 s ({pairs})")
+
+min_bytes = (pairs[0][1] + pairs[1][1]) // 2
+subprocess.run(["vtierctl", "set", "b", "--min", str(min_bytes)], check=True)
+pairs, when = settle("min on b", 90, lambda p: p[1][1] >= min_bytes * 0.99)
+check(when is not None and pairs[1][0] >= 0.9 * min_bytes,
+      f"b's min of {min_bytes >> 20} MiB is honored ({pairs[1][0] >> 20} MiB in the top tier)")
+
+for g in vms:
+    passes, errors, corrupt = g.verify(timeout=200)
+    check(errors == 0 and not corrupt, f"guest {g.name}'s checksums pass")
+vtierd.stop()
+for g in vms:
+    g.stop()
+testbed.finish()
