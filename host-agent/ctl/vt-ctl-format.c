@@ -313,6 +313,9 @@ json_add_dict_members (JsonBuilder *builder, GVariant *dict)
     else if (strcmp (key, "write_mbps") == 0 && g_variant_is_of_type (value, G_VARIANT_TYPE_DOUBLE)
              && g_variant_get_double (value) < 0)
       json_builder_add_null_value (builder);
+    else if (strcmp (key, "max") == 0 && g_variant_is_of_type (value, G_VARIANT_TYPE_UINT64)
+             && g_variant_get_uint64 (value) == G_MAXUINT64)
+      json_builder_add_null_value (builder); /* no cap */
     else
       json_builder_add_value (builder, json_gvariant_serialize (value));
   }
