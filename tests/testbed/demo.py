@@ -1,50 +1,70 @@
 #!/usr/bin/python3
-"""`make demo`: the emulated two-tier host, a KVM guest on it, and where the
-guest's memory lives, tier by tier, as it is moved."""
+"""`make demo`: vtier live on the emulated two-tier host. An idle VM fills
+DRAM; a second VM starts with a hot working set, and its RAM lands on the
+slow tier. vtierd finds both, tracks their heat, and moves memory: the idle
+VM's cold pages down, the busy VM's hot pages up. What it sees (vtierctl)
+and where the pages really are (the placement probe) are shown as it goes;
+a heat map of the busy VM is left in the results directory."""
 import subprocess
 import time
 
 import testbed
+from testbed import fraction_on
+
+
+def say(text):
+    print(text, flush=True)
 
 
 def show_tiers():
-    print("\n== The host's memory tiers (from the HMAT figures)")
-    tiers = testbed.memory_tiers()
-    for n in sorted(tiers):
+    say("\n== The host's memory tiers (from the HMAT figures)")
+    for n, tier in sorted(testbed.memory_tiers().items()):
         h = testbed.hmat(n)
-        cpus = testbed.node_cpus(n)
-        kind = "DRAM" if cpus else "CXL-like, CPU-less"
-        free = testbed.read(f"/sys/devices/system/node/node{n}/meminfo", "")
-        total = [ln.split()[3] for ln in free.splitlines() if "MemTotal" in ln]
-        print(f"  node{n}  memory_tier{tiers[n]:<3} {kind:<19} cpus={cpus or '-'} "
-              f"{int(total[0]) // 1024 if total else '?'} MiB  "
-              f"latency {h['read_latency']} ns  bandwidth {h['read_bandwidth'] // 1024} GB/s")
+        kind = "DRAM" if testbed.node_cpus(n) else "CXL-like, CPU-less"
+        say(f"  node{n}  memory_tier{tier:<3} {kind:<19} latency {h['read_latency']} ns  "
+            f"bandwidth {h['read_bandwidth'] // 1024} GB/s")
 
 
-def show_guest(g, title):
-    print(f"\n== {title}")
-    per = testbed.numa_maps_per_node(g.pid)
-    print("  QEMU process memory per host node: "
-          + ", ".join(f"node{n} {b >> 20} MiB" for n, b in sorted(per.items())))
-    for kind in ("hot", "cold"):
-        s = g.placement(kind)
-        parts = ", ".join(f"node{n} {100 * c / s['pages']:.0f}%" for n, c in sorted(s["nodes"].items()))
-        print(f"  the guest's {kind:<4} pages ({s['pages'] * 4 >> 10} MiB): {parts}")
+def show_placement(guests):
+    for g in guests:
+        parts = []
+        for kind in ("hot", "cold"):
+            s = g.placement(kind)
+            parts.append(f"{kind} {100 * fraction_on(s, 0):3.0f}% in DRAM")
+        say(f"  {g.name:<5} (probe): " + ", ".join(parts))
 
 
+with open("/proc/sys/kernel/numa_balancing", "w") as f:
+    f.write("0")
 show_tiers()
-print("\n== Starting a KVM guest (nested, on the emulated host) with its RAM on the slow node;")
-print("   inside, a workload keeps 48 MiB of its 384 MiB hot and checks every page's checksum")
-g = testbed.Guest.start("demo", size=384, hot=48, pattern="zipf", membind=1, verify=15)
-print(f"   guest ready in {g.wait_ready():.0f} s")
-show_guest(g, "Where the guest's memory is now")
 
-print("\n== Moving it to DRAM (migratepages; vtierd does this per hot region)")
-t = time.monotonic()
-subprocess.run(["migratepages", str(g.pid), "1", "0"], check=True)
-print(f"   took {time.monotonic() - t:.1f} s")
-show_guest(g, "Where the guest's memory is after the move")
+say("\n== An idle VM (1.25 GiB, 8 MiB hot) starts first and fills DRAM")
+idle = testbed.Guest.start("idle", size=1280, hot=8, verify=60)
+idle.wait_ready(timeout=400)
+say("== A busy VM (384 MiB, 128 MiB hot, zipfian) starts after: its RAM lands on the slow tier")
+app = testbed.Guest.start("app", size=384, hot=128, pattern="zipf", verify=60)
+app.wait_ready(timeout=300)
+show_placement([app, idle])  # also the probe's one slow translation of each page set
 
-passes, errors, corrupt = g.verify()
-print(f"\n== The guest verified all its pages {passes} times: {errors} errors")
-g.stop()
+say("\n== vtierd starts: it finds both VMs (QMP), maps their RAM, tracks heat with kernel DAMON")
+vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n").start()
+t0 = time.monotonic()
+while time.monotonic() - t0 < 150:
+    time.sleep(10)
+    say(f"\n-- +{time.monotonic() - t0:.0f} s")
+    say(subprocess.run(["vtierctl", "list"], capture_output=True, text=True).stdout.rstrip())
+    show_placement([app, idle])
+    if fraction_on(app.placement("hot"), 0) >= 0.95:
+        break
+
+say("\n== The busy VM's heat, as vtierd sees it")
+say(subprocess.run(["vtierctl", "heat", "app"], capture_output=True, text=True).stdout[:3000])
+subprocess.run(["vtierctl", "heatmap", "app", "-o", "/results/app-heatmap.png"])
+say("  (heat map: app-heatmap.png in the results directory)")
+
+for g in (app, idle):
+    passes, errors, corrupt = g.verify(timeout=200)
+    say(f"== {g.name}: all its pages verified {passes} times while they moved: {errors} errors")
+vtierd.stop()
+for g in (app, idle):
+    g.stop()

@@ -196,7 +196,12 @@ def parse_ranges(tokens):
 def placement(pid, mon, gpas):
     """{'pages': n, 'nodes': {node: count}, 'absent': n, 'unmapped': n} and
     the per-page list [(gpa, hva, node-or-negative-errno)]."""
-    hvas = translate(mon, gpas)
+    return summarize(pid, translate(mon, gpas), with_pages=True)
+
+
+def summarize(pid, hvas, with_pages=False):
+    """placement() from a {gpa: hva} translation made before."""
+    gpas = list(hvas)
     mapped = [g for g in gpas if hvas[g] is not None]
     nodes = nodes_of(pid, [hvas[g] for g in mapped]) if mapped else []
     per_page = [(g, hvas[g], n) for g, n in zip(mapped, nodes)]
@@ -207,7 +212,7 @@ def placement(pid, mon, gpas):
             summary["nodes"][str(n)] = summary["nodes"].get(str(n), 0) + 1
         else:
             summary["absent"] += 1
-    return summary, per_page
+    return (summary, per_page) if with_pages else summary
 
 
 def errno_name(n):

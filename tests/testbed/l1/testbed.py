@@ -254,22 +254,26 @@ class Guest:
         """The probe's monitor of this guest."""
         return tbprobe.Qmp(self.probe_qmp)
 
+    def _translation(self, kind, gen):
+        """{gpa: hva} of a page set. A guest's RAM blocks do not move in
+        QEMU's address space, so it is asked for once per set: each ask is
+        an HMP call per 2 MiB."""
+        gen = self.latest_gen() if gen is None else gen
+        cache = self.__dict__.setdefault("_hva_cache", {})
+        if (kind, gen) not in cache:
+            mon = self.monitor()
+            try:
+                cache[(kind, gen)] = tbprobe.translate(mon, self.pages(kind, gen))
+            finally:
+                mon.close()
+        return cache[(kind, gen)]
+
     def placement(self, kind, gen=None):
         """The probe's summary for the hot or cold pages: {'nodes': {...}, ...}."""
-        mon = self.monitor()
-        try:
-            summary, _ = tbprobe.placement(self.pid, mon, self.pages(kind, gen))
-        finally:
-            mon.close()
-        return summary
+        return tbprobe.summarize(self.pid, self._translation(kind, gen))
 
     def hvas(self, kind, gen=None):
-        mon = self.monitor()
-        try:
-            t = tbprobe.translate(mon, self.pages(kind, gen))
-        finally:
-            mon.close()
-        return sorted(h for h in t.values() if h is not None)
+        return sorted(h for h in self._translation(kind, gen).values() if h is not None)
 
     def verify(self, timeout=300):
         """Waits for a full checksum pass that starts after now; returns

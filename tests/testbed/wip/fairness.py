@@ -13,8 +13,10 @@ from testbed import check, figure
 with open("/proc/sys/kernel/numa_balancing", "w") as f:
     f.write("0")
 
-HOT = 720
-vms = [testbed.Guest.start(n, size=800, hot=HOT, verify=60) for n in ("a", "b")]
+# Hot sets such that 3:1 binds: a's 3/4 of the ~1.3 GiB top tier is below
+# its demand.
+HOT = 1000
+vms = [testbed.Guest.start(n, size=1080, hot=HOT, verify=60) for n in ("a", "b")]
 for g in vms:
     g.wait_ready(timeout=400)
 
@@ -52,9 +54,21 @@ check(when is not None, f"1:1: each VM's top-tier bytes are within ±10% of its 
 ratio = pairs[0][1] / max(1, pairs[1][1])
 check(0.9 <= ratio <= 1.1, f"1:1: the shares are equal ({ratio:.2f})")
 
+def expected_3_to_1(pairs):
+    """The weighted max-min share at 3:1 over the same capacity (the sum of
+    the shares, all of it in use while contended) and demands (hot bytes)."""
+    capacity = sum(t for _, t in pairs)
+    demand = [vtierd.vm(g.name)["hot_bytes"] for g in vms]
+    a = min(demand[0], capacity * 3 // 4)
+    return a, min(demand[1], capacity - a)
+
+
 subprocess.run(["vtierctl", "set", "a", "--weight", "300"], check=True)
 subprocess.run(["vtierctl", "set", "b", "--weight", "100"], check=True)
-pairs, when = settle("3:1", 60, lambda p: p[0][1] > 2.5 * p[1][1])
+want_a, want_b = expected_3_to_1(pairs)
+print(f"3:1 shares expected: a {want_a >> 20} MiB, b {want_b >> 20} MiB")
+pairs, when = settle("3:1", 60, lambda p: abs(p[0][1] - want_a) <= 0.05 * want_a
+                     and abs(p[1][1] - want_b) <= 0.05 * want_b)
 figure("shares_3_to_1", [(m >> 20, t >> 20) for m, t in pairs])
 figure("time_to_follow_3_to_1_s", round(when, 1) if when else None, "s")
 check(when is not None, f"3:1 set live: the shares follow within 60 s ({pairs})")

@@ -6,6 +6,9 @@ workload keeps a hot set. Without vtierd its hot pages stay on node1 (the
 baseline figure); with vtierd >= 95% of them reach node0 within 120 s, the
 first VM's idle memory goes to node1 to make room, and every page of both
 guests keeps its contents. Placement is measured by the probe."""
+import os
+import signal
+import subprocess
 import time
 
 import testbed
@@ -66,8 +69,17 @@ for name in ("app", "idle"):
 for g in (app, big):
     passes, errors, corrupt = g.verify(timeout=200)
     check(errors == 0 and not corrupt, f"guest {g.name}'s checksums pass ({passes} passes)")
-check(vtierd.alive(), "vtierd still runs")
+
+# Integrity: the app is sent down whole (slow-only), and killed while its
+# memory moves. vtierd goes on, drops it, and the other VM is unaffected.
+subprocess.run(["vtierctl", "set", "app", "--mode", "slow-only"], check=True)
+testbed.wait_for("the app's demotion to start", lambda: vtierd.vm("app")["demoted_bytes"] > 0, 30, 0.2)
+os.kill(app.pid, signal.SIGKILL)
+testbed.wait_for("vtierd to drop the killed app", lambda: vtierd.vm("app") is None, 30)
+check(vtierd.alive(), "vtierd still runs after a VM was killed mid-migration")
+check(vtierd.vm("idle")["state"] == "tracking", "and still tracks the other VM")
+passes, errors, corrupt = big.verify(timeout=200)
+check(errors == 0 and not corrupt, "the other VM's checksums still pass")
 vtierd.stop()
-for g in (app, big):
-    g.stop()
+big.stop()
 testbed.finish()
