@@ -47,8 +47,41 @@ def check(ok, what):
     return ok
 
 
+# Guests the scenario started and has not stopped. When one vanishes (its
+# QEMU exits without a word: seen under nested TCG, most likely an L2 reset
+# that -no-reboot turns into an exit) the run proves nothing either way:
+# exit 125, which the runner treats like an L1 that died, and boots again.
+_guests = []
+VANISHED_EXIT = 125
+
+
+def _vanished():
+    return [g for g in _guests if not g.stopped and not g.alive()]
+
+
+def _exit_if_a_guest_vanished():
+    gone = _vanished()
+    if gone:
+        names = ", ".join(g.name for g in gone)
+        print(f"tb: guest(s) {names} vanished: QEMU exited with no error and no guest panic "
+              f"(an L2 reset under nested TCG?); the testbed, not the test, failed", flush=True)
+        sys.stdout.flush()
+        os._exit(VANISHED_EXIT)
+
+
+def _excepthook(kind, value, tb):
+    sys.__excepthook__(kind, value, tb)
+    _exit_if_a_guest_vanished()
+    sys.exit(1)
+
+
+sys.excepthook = _excepthook
+
+
 def finish():
     print(f"tb: {_checks[0] - len(_failed)} of {_checks[0]} checks passed", flush=True)
+    if _failed:
+        _exit_if_a_guest_vanished()
     sys.exit(1 if _failed or _checks[0] == 0 else 0)
 
 
@@ -139,6 +172,7 @@ class Guest:
         self.probe_qmp = f"{RUN}/{name}.probe.qmp"
         self.pid_path = f"{RUN}/{name}.pid"
         self.started = None
+        self.stopped = False
 
     @classmethod
     def start(cls, name, size, hot, pattern="uniform", mode="read", mem=None, membind=None,
@@ -181,6 +215,7 @@ class Guest:
                          start_new_session=True)
         wait_for(f"QEMU of {name} to write its pid file", lambda: os.path.exists(g.pid_path)
                  and read(g.pid_path), 30, 0.2)
+        _guests.append(g)
         log(f"started guest {name}: {mem} MiB, workload {wl}, pid {g.pid}")
         return g
 
@@ -289,6 +324,7 @@ class Guest:
         return len(done), total, corrupt
 
     def stop(self):
+        self.stopped = True
         if self.alive():
             os.kill(self.pid, 15)
             wait_for(f"guest {self.name} to exit", lambda: not self.alive(), 30, 0.2)
@@ -427,6 +463,7 @@ class LibvirtGuest(Guest):
         virsh("define", path)
         g.started = time.monotonic()
         virsh("start", name)
+        _guests.append(g)
         log(f"started libvirt domain {name}: {mem} MiB in two cells, workload {wl}, pid {g.pid}")
         return g
 
@@ -438,6 +475,7 @@ class LibvirtGuest(Guest):
         return tbprobe.LibvirtMonitor(self.name)
 
     def stop(self):
+        self.stopped = True
         virsh("destroy", self.name, check=False)
 
 
