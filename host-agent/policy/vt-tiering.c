@@ -251,6 +251,13 @@ busy (VtTiering *t)
 }
 
 static void
+free_allowed (gpointer nodes)
+{
+  if (nodes)
+    g_array_unref (nodes);
+}
+
+static void
 round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
 {
   const VtTieringConfig *c = &t->config;
@@ -258,6 +265,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   g_autofree VtShareRequest *req = g_new0 (VtShareRequest, n);
   g_autofree guint64 *targets = g_new0 (guint64, n);
   g_autoptr (GPtrArray) fracs = g_ptr_array_new_with_free_func (g_free);
+  /* The nodes each VM's cpuset allows, read once per round. */
+  g_autoptr (GPtrArray) allowed = g_ptr_array_new_with_free_func (free_allowed);
   /* A VM's share is for its hot memory: promotion fills it up to the target
    * with hot regions, whatever cold memory of it also sits in the top tier. */
   g_autofree guint64 *hot_top = g_new0 (guint64, n);
@@ -267,6 +276,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
     double *frac = g_new0 (double, MAX (in->n_regions, 1));
     g_ptr_array_add (fracs, frac);
+    g_ptr_array_add (allowed, vt_migrate_allowed_nodes (in->pid, NULL)); /* NULL: any */
     guint64 top = measure_top (in, tiers, frac, &hot_top[i]);
     vm_state (t, in->key)->stats.top_bytes = top;
     vm_top += top;
@@ -300,8 +310,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
       continue;
     if (!t->demoting && in->mode != VT_TIER_MODE_SLOW_ONLY)
       continue;
-    g_autoptr (GArray) allowed = vt_migrate_allowed_nodes (in->pid, NULL);
-    int slow = vt_host_tiers_pick (tiers, FALSE, allowed);
+    int slow = vt_host_tiers_pick (tiers, FALSE, allowed->pdata[i]);
     if (slow >= 0)
       freed += plan_vm (t, in, fracs->pdata[i], FALSE, req[i].current - targets[i], slow, t->jobs);
   }
@@ -310,8 +319,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
     if (in->mode == VT_TIER_MODE_OFF || targets[i] <= hot_top[i])
       continue;
-    g_autoptr (GArray) allowed = vt_migrate_allowed_nodes (in->pid, NULL);
-    int top = vt_host_tiers_pick (tiers, TRUE, allowed);
+    int top = vt_host_tiers_pick (tiers, TRUE, allowed->pdata[i]);
     if (top >= 0)
       promote_room -= MIN (promote_room, plan_vm (t, in, fracs->pdata[i], TRUE,
                                                   MIN (targets[i] - hot_top[i], promote_room),
