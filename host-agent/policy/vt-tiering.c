@@ -157,8 +157,12 @@ eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r,
     return FALSE;
   if (in->mode == VT_TIER_MODE_SLOW_ONLY)
     return TRUE;
-  return r->age >= c->demote_min_age &&
-         (!cold_only || r->nr_accesses * 100 <= c->cold_max_pct * in->max_accesses);
+  /* Cold memory must have been cold for a while; warmer memory of a VM
+   * above its share goes by its heat alone (coldest first): the heat of
+   * memory in use flickers, and DAMON's age restarts with every flicker. */
+  if (cold_only)
+    return r->age >= c->demote_min_age && r->nr_accesses * 100 <= c->cold_max_pct * in->max_accesses;
+  return TRUE;
 }
 
 /* Adds jobs moving up to `bytes` of a VM's eligible regions: for promotion
@@ -310,7 +314,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
       continue;
     if (!t->demoting && in->mode != VT_TIER_MODE_SLOW_ONLY)
       continue;
-    int slow = vt_host_tiers_pick (tiers, FALSE, allowed->pdata[i]);
+    int slow = vt_host_tiers_pick (tiers, FALSE, allowed->pdata[i], in->slow_nodes);
     if (slow >= 0)
       freed += plan_vm (t, in, fracs->pdata[i], FALSE, req[i].current - targets[i], slow, t->jobs);
   }
@@ -319,7 +323,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
     if (in->mode == VT_TIER_MODE_OFF || targets[i] <= hot_top[i])
       continue;
-    int top = vt_host_tiers_pick (tiers, TRUE, allowed->pdata[i]);
+    int top = vt_host_tiers_pick (tiers, TRUE, allowed->pdata[i], in->fast_nodes);
     if (top >= 0)
       promote_room -= MIN (promote_room, plan_vm (t, in, fracs->pdata[i], TRUE,
                                                   MIN (targets[i] - hot_top[i], promote_room),

@@ -45,6 +45,9 @@ typedef struct {
   guint weight;
   guint64 min, max;
   VtTierMode mode;
+  /* Host nodes (guint) its policy names as its fast and slow tiers, within
+   * the host's own; NULL: any of the host's. */
+  const GArray *fast_nodes, *slow_nodes;
 } VtTieringInput;
 
 typedef struct {

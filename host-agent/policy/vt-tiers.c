@@ -130,13 +130,13 @@ allowed_node (const GArray *allowed, guint node)
 }
 
 int
-vt_host_tiers_pick (const VtHostTiers *t, gboolean top, const GArray *allowed)
+vt_host_tiers_pick (const VtHostTiers *t, gboolean top, const GArray *allowed, const GArray *own)
 {
   int best = -1;
   guint64 best_free = 0;
   for (guint i = 0; i < t->nodes->len; i++) {
     const VtNodeInfo *n = &g_array_index (t->nodes, VtNodeInfo, i);
-    if (n->top != top || !allowed_node (allowed, n->node))
+    if (n->top != top || !allowed_node (allowed, n->node) || !allowed_node (own, n->node))
       continue;
     if (best < 0 || n->free > best_free) {
       best = (int) n->node;

@@ -27,5 +27,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtHostTiers, vt_host_tiers_free)
 const VtNodeInfo *vt_host_tiers_node (const VtHostTiers *tiers, guint node);
 gboolean vt_host_tiers_has_slow (const VtHostTiers *tiers);
 /* The node of the top tier (top = TRUE) or of a slow tier with the most free
- * memory among `allowed` (NULL: any); -1 when there is none. */
-int vt_host_tiers_pick (const VtHostTiers *tiers, gboolean top, const GArray *allowed);
+ * memory among `allowed` (the VM's cpuset mems) and `own` (the nodes its
+ * policy names for that tier), each NULL for any; -1 when there is none. */
+int vt_host_tiers_pick (const VtHostTiers *tiers, gboolean top, const GArray *allowed,
+                        const GArray *own);

@@ -271,6 +271,31 @@ test_targets_follow_weights (void)
   drop_host ();
 }
 
+/* Both VMs hot beyond DRAM, a's heat flickering (DAMON age 0 all along):
+ * a still gives up what is above its share, so b gets its own. */
+static void
+test_flickering_heat_gives_way (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = 0;
+    placement[1][p] = 1;
+  }
+  node_total[0] = 4096 * PAGE;
+  make_host ();
+  World w;
+  world_init (&w, 2, 4);
+  for (int r = 0; r < 4; r++)
+    w.regions[0][r].age = 0;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 20);
+  const VtTieringStats *a = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (a->demoted, >=, 1024 * PAGE);
+  g_assert_cmpuint (count (1, 0, PAGES, 0), >=, 1024); /* b came up */
+  g_assert_cmpuint (count (0, 0, PAGES, 0) * PAGE, <=, a->target + 1024 * PAGE);
+  node_total[0] = NODE_PAGES * PAGE;
+  drop_host ();
+}
+
 int
 main (int argc, char **argv)
 {
@@ -280,5 +305,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/off-is-left-alone", test_off_is_left_alone);
   g_test_add_func ("/tiering/slow-only-goes-down", test_slow_only_goes_down);
   g_test_add_func ("/tiering/targets-follow-weights", test_targets_follow_weights);
+  g_test_add_func ("/tiering/flickering-heat-gives-way", test_flickering_heat_gives_way);
   return g_test_run ();
 }
