@@ -159,6 +159,34 @@ def node_cpus(node):
 AGENT_QMP_DIR = "/run/vtier/qmp"
 
 
+def node_free_mib(node):
+    for line in read(f"/sys/devices/system/node/node{node}/meminfo").splitlines():
+        if "MemFree:" in line:
+            return int(line.split()[-2]) // 1024
+    raise RuntimeError(f"node{node} has no MemFree")
+
+
+def hold_dram(leave_mib):
+    """Makes the DRAM node smaller, as other host processes would: a process
+    bound to node0 holds (mlocked) all of node0's free memory but
+    `leave_mib`. Cheaper than filling it with guests, whose first touch of
+    every page is slow under nested emulation. Returns the MiB held."""
+    held = node_free_mib(0) - leave_mib
+    if held <= 0:
+        return 0
+    code = ("import mmap, signal, sys\n"
+            f"m = mmap.mmap(-1, {held} << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x2000)\n"
+            f"for i in range(0, {held} << 20, 4096): m[i] = 1\n"
+            "print('held', flush=True)\n"
+            "signal.pause()\n")
+    p = subprocess.Popen(["numactl", "--membind=0", "python3", "-c", code], stdout=subprocess.PIPE,
+                         text=True)
+    if p.stdout.readline().strip() != "held":
+        raise RuntimeError("could not hold DRAM")
+    log(f"holding {held} MiB of node0, {node_free_mib(0)} MiB left free")
+    return held
+
+
 class Guest:
     """A bare-QEMU L2 guest running vtier-workload, with two QMP sockets: one
     for the agent under test (in vtierd's QMP directory), one for the
