@@ -1,7 +1,6 @@
 #include "policy/vt-xml.h"
 
 #include <libxml/parser.h>
-#include <libxml/xmlsave.h>
 #include <string.h>
 
 #include "common/vt-error.h"
@@ -73,8 +72,8 @@ vt_xml_child (const xmlNode *parent, const char *name)
 char *
 vt_xml_dump (xmlDoc *doc)
 {
-  xmlChar *out = NULL;
-  int len = 0;
-  xmlDocDumpFormatMemoryEnc (doc, &out, &len, "UTF-8", 1);
-  return g_string_of (out);
+  /* The root element alone, as `virsh dumpxml` prints a domain. */
+  g_autoptr (xmlBuffer) buf = xmlBufferCreate ();
+  xmlNodeDump (buf, doc, xmlDocGetRootElement (doc), 0, 1);
+  return g_strconcat ((const char *) xmlBufferContent (buf), "\n", NULL);
 }

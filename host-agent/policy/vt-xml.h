@@ -7,6 +7,7 @@
 #include <libxml/tree.h>
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (xmlDoc, xmlFreeDoc)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (xmlBuffer, xmlBufferFree)
 
 /* The document, or NULL and VT_ERROR_INVALID "not XML: line N: why". No
  * network, no entity expansion; nothing printed on stderr; indentation
@@ -19,5 +20,6 @@ char *vt_xml_text (const xmlNode *node);
 char *vt_xml_prop (const xmlNode *node, const char *name);
 /* The first child element named `name` (any namespace), or NULL. */
 xmlNode *vt_xml_child (const xmlNode *parent, const char *name);
-/* The whole document as text, with an XML declaration and indentation. */
+/* The root element as indented text (no XML declaration), ending in a
+ * new line. */
 char *vt_xml_dump (xmlDoc *doc);
