@@ -22,19 +22,7 @@ typedef struct {
   GPtrArray *notes;
 } Job;
 
-static gboolean
-fail (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
-
-static gboolean
-fail (GError **error, const char *format, ...)
-{
-  va_list args;
-  va_start (args, format);
-  g_autofree char *message = g_strdup_vprintf (format, args);
-  va_end (args);
-  g_set_error_literal (error, VT_ERROR, VT_ERROR_INVALID, message);
-  return FALSE;
-}
+#define fail vt_error_invalid
 
 static void
 note (Job *job, const char *format, ...) G_GNUC_PRINTF (2, 3);
@@ -319,14 +307,22 @@ cell_figures (Job *job, const GArray *nodes, Figures *f)
   return TRUE;
 }
 
+/* <latency> or <bandwidth> from initiator 0; value an unsignedInt. */
+static xmlNode *
+add_figure (xmlNode *ic, const char *element, guint target, const char *type, guint64 value)
+{
+  xmlNode *e = add_child (ic, element);
+  set_prop (e, "initiator", "0");
+  set_prop (e, "target", "%u", target);
+  set_prop (e, "type", "%s", type);
+  set_prop (e, "value", "%" G_GUINT64_FORMAT, MIN (value, (guint64) G_MAXUINT32));
+  return e;
+}
+
 static void
 add_latency (xmlNode *ic, guint target, const char *type, guint64 ns)
 {
-  xmlNode *l = add_child (ic, "latency");
-  set_prop (l, "initiator", "0");
-  set_prop (l, "target", "%u", target);
-  set_prop (l, "type", "%s", type);
-  set_prop (l, "value", "%" G_GUINT64_FORMAT, MIN (ns, (guint64) G_MAXUINT32));
+  add_figure (ic, "latency", target, type, ns);
 }
 
 /* sysfs gives MB/s; QEMU writes HMAT bandwidth in units of MiB/s (its
@@ -336,12 +332,8 @@ add_latency (xmlNode *ic, guint target, const char *type, guint64 ns)
 static void
 add_bandwidth (xmlNode *ic, guint target, const char *type, guint64 mibps)
 {
-  xmlNode *b = add_child (ic, "bandwidth");
-  set_prop (b, "initiator", "0");
-  set_prop (b, "target", "%u", target);
-  set_prop (b, "type", "%s", type);
   gboolean fits = mibps * KIB <= G_MAXUINT32;
-  set_prop (b, "value", "%" G_GUINT64_FORMAT, fits ? mibps * KIB : MIN (mibps, (guint64) G_MAXUINT32));
+  xmlNode *b = add_figure (ic, "bandwidth", target, type, fits ? mibps * KIB : mibps);
   set_prop (b, "unit", fits ? "KiB" : "MiB");
 }
 

@@ -27,19 +27,8 @@ parsed_clear (Parsed *p)
   g_clear_pointer (&p->nodes[1], g_array_unref);
 }
 
-static gboolean
-fail (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
-
-static gboolean
-fail (GError **error, const char *format, ...)
-{
-  va_list args;
-  va_start (args, format);
-  g_autofree char *message = g_strdup_vprintf (format, args);
-  va_end (args);
-  g_set_error (error, VT_ERROR, VT_ERROR_INVALID, PREFIX "%s", message);
-  return FALSE;
-}
+/* Every message starts with PREFIX: the format is always a literal. */
+#define fail(error, ...) vt_error_invalid (error, PREFIX __VA_ARGS__)
 
 static gboolean
 is_digits (const char *s)

@@ -7,17 +7,9 @@
 #include "common/vt-error.h"
 #include "common/vt-sysfs.h"
 #include "policy/vt-domain-metadata.h"
+#include "vt-test-tree.h"
 
 #define NS "xmlns:vtier='" VT_DOMAIN_METADATA_URI "'"
-
-static char *
-read_data (const char *rel)
-{
-  g_autofree char *path = g_build_filename (g_getenv ("VT_TEST_DATA"), rel, NULL);
-  char *text = NULL;
-  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
-  return text;
-}
 
 static void
 assert_policy_eq (const VtVmPolicy *a, const VtVmPolicy *b)
@@ -32,7 +24,7 @@ assert_policy_eq (const VtVmPolicy *a, const VtVmPolicy *b)
 static void
 test_real_capture (void)
 {
-  g_autofree char *xml = read_data ("libvirt-numa2/metadata.txt");
+  g_autofree char *xml = vt_test_read_data ("libvirt-numa2/metadata.txt");
   VtVmPolicy p = VT_VM_POLICY_DEFAULT;
   g_autoptr (GError) error = NULL;
   GArray *fast = (GArray *) 0x1, *slow = (GArray *) 0x1;

@@ -18,22 +18,13 @@
 
 #define NODE_DIR "sys/devices/system/node"
 
-static char *
-read_data (const char *rel)
-{
-  g_autofree char *path = g_build_filename (g_getenv ("VT_TEST_DATA"), rel, NULL);
-  char *text = NULL;
-  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
-  return text;
-}
-
 /* The testbed host: its captured node sysfs, and the tier of each node as
  * memory-tiering.txt names them. Without HMAT when `hmat` is FALSE. */
 static char *
 make_host (gboolean hmat)
 {
   char *root = g_dir_make_tmp ("vt-domain-xml-XXXXXX", NULL);
-  g_autofree char *captured = read_data ("sysfs/node.txt");
+  g_autofree char *captured = vt_test_read_data ("sysfs/node.txt");
   vt_test_put_captured (root, NODE_DIR, captured);
   vt_test_put_file (root, NODE_DIR "/has_memory", "0-1\n");
   vt_test_put_file (root, "sys/devices/virtual/memory_tiering/memory_tier4/nodelist", "0\n");
@@ -148,6 +139,17 @@ tier (const char *xml, const VtDomainXmlOptions *o, GPtrArray *notes, GError **e
   return vt_domain_xml_tier (xml, tiers, o ? o : &defaults, notes, error);
 }
 
+/* The rewritten domain, parsed; asserted to succeed. */
+static xmlDoc *
+tiered (const char *xml, const VtDomainXmlOptions *o, GPtrArray *notes)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *out = tier (xml, o, notes, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s", out);
+  return parse_output (out);
+}
+
 static gboolean
 has_note (GPtrArray *notes, const char *part)
 {
@@ -182,12 +184,9 @@ static void
 test_real_domain (void)
 {
   char *root = make_host (TRUE);
-  g_autofree char *in = read_data ("libvirt-numa2/domain.xml");
+  g_autofree char *in = vt_test_read_data ("libvirt-numa2/domain.xml");
   g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr (GError) error = NULL;
-  g_autofree char *out = tier (in, NULL, notes, &error);
-  g_assert_no_error (error);
-  g_autoptr (xmlDoc) doc = parse_output (out);
+  g_autoptr (xmlDoc) doc = tiered (in, NULL, notes);
 
   /* 512 MiB: 256 + 256, every vCPU in cell 0, cell 1 CPU-less. */
   g_assert_cmpuint (count (doc, "/domain/cpu/numa/cell"), ==, 2);
@@ -232,6 +231,7 @@ test_real_domain (void)
   g_autoptr (xmlBuffer) buf = xmlBufferCreate ();
   xmlNodeDump (buf, doc, meta, 0, 0);
   VtVmPolicy p = { 1, 2, 3, VT_TIER_MODE_OFF };
+  g_autoptr (GError) error = NULL;
   g_autoptr (GArray) fast = NULL;
   g_autoptr (GArray) slow = NULL;
   g_assert_true (vt_domain_metadata_parse ((const char *) xmlBufferContent (buf), &p, &fast, &slow,
@@ -255,16 +255,13 @@ static void
 test_real_domain_valid (void)
 {
   char *root = make_host (TRUE);
-  g_autofree char *in = read_data ("libvirt-numa2/domain.xml");
+  g_autofree char *in = vt_test_read_data ("libvirt-numa2/domain.xml");
   g_autoptr (xmlDoc) in_doc = parse_output (in);
   xmlNode *watchdog = the_node (in_doc, "/domain/devices/watchdog");
   xmlUnlinkNode (watchdog);
   xmlFreeNode (watchdog);
   g_autofree char *older = vt_xml_dump (in_doc);
-  g_autoptr (GError) error = NULL;
-  g_autofree char *out = tier (older, NULL, NULL, &error);
-  g_assert_no_error (error);
-  g_autoptr (xmlDoc) doc = parse_output (out);
+  g_autoptr (xmlDoc) doc = tiered (older, NULL, NULL);
   assert_valid_domain (doc);
   host_done (root);
 }
@@ -315,10 +312,7 @@ test_slow_size_no_hmat (void)
   VtDomainXmlOptions o = { { TRUE, FALSE, 768ull << 20 }, NULL, NULL };
   o.slow_nodes = vt_parse_nodelist ("1", NULL);
   g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr (GError) error = NULL;
-  g_autofree char *out = tier (minimal, &o, notes, &error);
-  g_assert_no_error (error);
-  g_autoptr (xmlDoc) doc = parse_output (out);
+  g_autoptr (xmlDoc) doc = tiered (minimal, &o, notes);
   assert_prop (doc, "/domain/cpu/numa/cell[@id='0']", "memory", "262144");
   assert_prop (doc, "/domain/cpu/numa/cell[@id='1']", "memory", "786432");
   assert_prop (doc, "/domain/numatune/memnode[@cellid='0']", "nodeset", "0");

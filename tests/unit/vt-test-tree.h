@@ -13,6 +13,16 @@ vt_test_put_file (const char *root, const char *rel, const char *contents)
   g_assert_true (g_file_set_contents (path, contents, -1, NULL));
 }
 
+/* A file of tests/data (VT_TEST_DATA), whole. */
+static inline char *
+vt_test_read_data (const char *rel)
+{
+  g_autofree char *path = g_build_filename (g_getenv ("VT_TEST_DATA"), rel, NULL);
+  char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  return text;
+}
+
 /* Files captured as blocks of "REL/PATH:" then the file's lines (as
  * tests/data/sysfs/node.txt holds them), written under root/dir. A header
  * is a line with no space that ends in ':' and names a path with a '/'. */
