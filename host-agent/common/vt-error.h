@@ -14,3 +14,7 @@ typedef enum {
   VT_ERROR_UNSUPPORTED, /* the host or VM lacks what is needed (no page_idle, old QEMU) */
   VT_ERROR_GONE,        /* the VM went away while we worked on it */
 } VtErrorCode;
+
+/* Sets a VT_ERROR_INVALID error and returns FALSE, for
+ * `return vt_error_invalid (error, "<x> must be ...", ...);`. */
+gboolean vt_error_invalid (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);

@@ -128,3 +128,19 @@ vt_parse_nodelist (const char *text, GError **error)
   g_array_sort (nodes, cmp_uint);
   return g_steal_pointer (&nodes);
 }
+
+char *
+vt_format_nodelist (const GArray *nodes)
+{
+  g_autoptr (GString) s = g_string_new (NULL);
+  for (guint i = 0; nodes && i < nodes->len;) {
+    guint first = g_array_index (nodes, guint, i), last = first;
+    /* Extend the run over repeats and successors. */
+    while (++i < nodes->len && g_array_index (nodes, guint, i) <= last + 1)
+      last = MAX (last, g_array_index (nodes, guint, i));
+    g_string_append_printf (s, s->len ? ",%u" : "%u", first);
+    if (last != first)
+      g_string_append_printf (s, "-%u", last);
+  }
+  return g_string_free (g_steal_pointer (&s), FALSE);
+}

@@ -20,3 +20,5 @@ gboolean vt_sysfs_exists (const char *path);
 
 /* Parses a node list such as "0-2,5" into a sorted array of guint. */
 GArray *vt_parse_nodelist (const char *text, GError **error);
+/* The other way: a sorted array of guint as "0-2,5" (repeats once). */
+char *vt_format_nodelist (const GArray *nodes);

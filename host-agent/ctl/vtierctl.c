@@ -1,13 +1,16 @@
 /* vtierctl: vtierd's command line. Fetches from org.vtier.Manager1 on the
  * system bus (or VTIER_BUS_ADDRESS), prints with vt-ctl-format, draws with
- * vt-heatmap. Exit status: 0 done, 1 failed, 2 bad usage. */
+ * vt-heatmap; `xml` rewrites a domain XML with vt-domain-xml, without
+ * vtierd. Exit status: 0 done, 1 failed, 2 bad usage. */
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/vt-error.h"
 #include "common/vt-size.h"
+#include "common/vt-sysfs.h"
 #include "ctl/vt-ctl-format.h"
+#include "ctl/vt-domain-xml.h"
 #include "ctl/vt-heatmap.h"
 #include "vt-dbus-generated.h"
 
@@ -45,6 +48,26 @@ static const GOptionEntry heatmap_entries[] = {
   G_OPTION_ENTRY_NULL
 };
 
+static char *opt_input, *opt_fast, *opt_slow, *opt_fast_nodes, *opt_slow_nodes;
+static char *opt_sysfs_root;
+
+static const GOptionEntry xml_entries[] = {
+  { "input", 'i', 0, G_OPTION_ARG_FILENAME, &opt_input, "The domain XML to read (default -: stdin)",
+    "IN.xml" },
+  { "output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output, "Where to write it (default: stdout)",
+    "OUT.xml" },
+  { "fast", 0, 0, G_OPTION_ARG_STRING, &opt_fast,
+    "The DRAM cell's share of <memory>: a size (512M) or a percentage (default 50%)", "SIZE|N%" },
+  { "slow", 0, 0, G_OPTION_ARG_STRING, &opt_slow, "Or the slow cell's share", "SIZE|N%" },
+  { "fast-nodes", 0, 0, G_OPTION_ARG_STRING, &opt_fast_nodes,
+    "Host nodes for the DRAM cell (default: the top memory tier)", "LIST" },
+  { "slow-nodes", 0, 0, G_OPTION_ARG_STRING, &opt_slow_nodes,
+    "Host nodes for the slow cell (default: the other nodes)", "LIST" },
+  { "sysfs-root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &opt_sysfs_root,
+    "Root of /sys (tests)", "DIR" },
+  G_OPTION_ENTRY_NULL
+};
+
 typedef int (*CommandFunc) (VtDBusManager1 *manager, const char *vm);
 
 typedef struct {
@@ -54,6 +77,7 @@ typedef struct {
   gboolean takes_vm;
   const GOptionEntry *entries;  /* besides --json, or NULL */
   CommandFunc run;
+  gboolean offline;  /* works without vtierd: run gets no manager */
 } Command;
 
 /* ---- talking to vtierd ---- */
@@ -232,13 +256,94 @@ run_set (VtDBusManager1 *manager, const char *vm)
   return EXIT_OK;
 }
 
+/* ---- vtierctl xml: no vtierd, the host's sysfs and a domain XML ---- */
+
+static char *
+read_input (GError **error)
+{
+  if (!opt_input || g_str_equal (opt_input, "-")) {
+    g_autoptr (GString) text = g_string_new (NULL);
+    char buf[65536];
+    size_t n;
+    while ((n = fread (buf, 1, sizeof buf, stdin)) > 0)
+      g_string_append_len (text, buf, (gssize) n);
+    if (ferror (stdin)) {
+      g_set_error_literal (error, VT_ERROR, VT_ERROR_FAILED, "cannot read the standard input");
+      return NULL;
+    }
+    return g_string_free (g_steal_pointer (&text), FALSE);
+  }
+  char *text = NULL;
+  return g_file_get_contents (opt_input, &text, NULL, error) ? text : NULL;
+}
+
+/* The options as the transform takes them; FALSE on a bad one. */
+static gboolean
+xml_options (VtDomainXmlOptions *o, GError **error)
+{
+  *o = (VtDomainXmlOptions) { VT_CELL_SPLIT_DEFAULT, NULL, NULL };
+  if ((opt_fast || opt_slow)
+      && !vt_cell_split_parse (opt_fast ? opt_fast : opt_slow, !opt_fast, &o->split, error))
+    return FALSE;
+  const struct {
+    const char *option, *text;
+    GArray **out;
+  } lists[] = { { "--fast-nodes", opt_fast_nodes, &o->fast_nodes },
+                { "--slow-nodes", opt_slow_nodes, &o->slow_nodes } };
+  for (gsize i = 0; i < G_N_ELEMENTS (lists); i++) {
+    if (!lists[i].text)
+      continue;
+    *lists[i].out = vt_parse_nodelist (lists[i].text, NULL);
+    if (!*lists[i].out || (*lists[i].out)->len == 0) {
+      g_set_error (error, VT_ERROR, VT_ERROR_INVALID, "%s '%s' is not a node list such as 0 or 0,2-3",
+                   lists[i].option, lists[i].text);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static int
+run_xml (VtDBusManager1 *manager G_GNUC_UNUSED, const char *vm G_GNUC_UNUSED)
+{
+  g_autoptr (GError) error = NULL;
+  VtDomainXmlOptions o;
+  gboolean usable = xml_options (&o, &error);
+  g_autoptr (GArray) fast_nodes = o.fast_nodes;
+  g_autoptr (GArray) slow_nodes = o.slow_nodes;
+  if (!usable) {
+    g_printerr ("vtierctl: %s\n", error->message);
+    return EXIT_USAGE;
+  }
+  vt_sysfs_set_root (opt_sysfs_root);
+  g_autoptr (VtHostTiers) tiers = vt_host_tiers_read (&error);
+  g_autofree char *in = tiers ? read_input (&error) : NULL;
+  g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *out = in ? vt_domain_xml_tier (in, tiers, &o, notes, &error) : NULL;
+  for (guint i = 0; i < notes->len; i++)
+    g_printerr ("vtierctl: %s\n", (const char *) notes->pdata[i]);
+  if (out && opt_output && !g_file_set_contents (opt_output, out, -1, &error))
+    g_clear_pointer (&out, g_free);
+  if (!out) {
+    g_printerr ("vtierctl: %s\n", error->message);
+    return EXIT_FAILED;
+  }
+  if (!opt_output)
+    print_out (out);
+  return EXIT_OK;
+}
+
 static const Command commands[] = {
-  { "list", "", "The VMs vtierd tracks: state, RAM, hot bytes, placement", FALSE, NULL, run_list },
-  { "heat", "VM", "A VM's regions of the last aggregation and their heat", TRUE, NULL, run_heat },
+  { "list", "", "The VMs vtierd tracks: state, RAM, hot bytes, placement", FALSE, NULL, run_list, FALSE },
+  { "heat", "VM", "A VM's regions of the last aggregation and their heat", TRUE, NULL, run_heat, FALSE },
   { "heatmap", "VM -o FILE.png", "A PNG heat map of a VM's recent aggregations (time × guest RAM)",
-    TRUE, heatmap_entries, run_heatmap },
+    TRUE, heatmap_entries, run_heatmap, FALSE },
   { "set", "VM [--weight N] [--min SIZE] [--max SIZE] [--mode MODE]",
-    "Change a VM's tiering policy now, and keep it", TRUE, set_entries, run_set },
+    "Change a VM's tiering policy now, and keep it", TRUE, set_entries, run_set, FALSE },
+  { "xml", "[-i IN.xml|-] [-o OUT.xml] [--fast SIZE|N% | --slow SIZE|N%] [--fast-nodes LIST] "
+    "[--slow-nodes LIST]",
+    "Rewrite a libvirt domain XML: a DRAM cell with the vCPUs and a CPU-less slow cell",
+    FALSE, xml_entries, run_xml, TRUE },
 };
 
 static const Command *
@@ -262,7 +367,8 @@ main_context (void)
   g_option_context_set_summary (context, summary->str);
   g_option_context_set_description (context,
     "\"vtierctl COMMAND --help\" describes a command. vtierctl asks vtierd\n"
-    "(" BUS_NAME " on the system bus; VTIER_BUS_ADDRESS names another bus).");
+    "(" BUS_NAME " on the system bus; VTIER_BUS_ADDRESS names another bus);\n"
+    "xml needs no vtierd.");
   g_option_context_add_main_entries (context, json_entries, NULL);
   /* Global options end at the command: its own options follow it. */
   g_option_context_set_strict_posix (context, TRUE);
@@ -297,6 +403,10 @@ check_command_arguments (const Command *command, int n_args)
   if (n_args != wanted)
     return g_strdup_printf ("%s takes %s", command->name,
                             wanted ? "one argument, the VM's name" : "no arguments");
+  if (command->run == run_xml && opt_fast && opt_slow)
+    return g_strdup ("xml takes --fast or --slow, not both");
+  if (command->run == run_xml && opt_json)
+    return g_strdup ("xml writes XML: --json does not apply");
   if (command->run == run_set && opt_weight == -1 && !opt_min && !opt_max && !opt_mode)
     return g_strdup ("set needs at least one of --weight, --min, --max, --mode");
   if (command->run == run_heatmap) {
@@ -341,6 +451,8 @@ main (int argc, char **argv)
   if (wrong)
     return usage_error (command_options, wrong);
 
+  if (command->offline)
+    return command->run (NULL, NULL);
   g_autoptr (VtDBusManager1) manager = connect_manager (&error);
   if (!manager) {
     g_printerr ("vtierctl: %s\n", error->message);

@@ -7,15 +7,8 @@
 #include <glib.h>
 
 #include "policy/vt-fair-share.h"
-
 /* A VM's tiering policy ([vm NAME] in the config, or set live). */
-typedef struct {
-  guint weight;      /* 1..10000 */
-  guint64 min, max;  /* top-tier bytes; max G_MAXUINT64: no cap */
-  VtTierMode mode;
-} VtVmPolicy;
-
-#define VT_VM_POLICY_DEFAULT ((VtVmPolicy) { 100, 0, G_MAXUINT64, VT_TIER_MODE_AUTO })
+#include "policy/vt-vm-policy.h"
 
 typedef struct {
   /* [discovery] */

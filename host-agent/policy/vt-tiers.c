@@ -17,6 +17,25 @@ meminfo_field (const char *meminfo, const char *field)
   return p ? g_ascii_strtoull (p + strlen (field), NULL, 10) * 1024 : 0;
 }
 
+/* Missing files (no HMAT) leave the figure 0. */
+static void
+read_hmat (guint node, VtNodeInfo *info)
+{
+  const struct {
+    const char *file;
+    guint64 *out;
+  } figures[] = {
+    { "read_latency", &info->read_latency }, { "write_latency", &info->write_latency },
+    { "read_bandwidth", &info->read_bandwidth }, { "write_bandwidth", &info->write_bandwidth },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (figures); i++) {
+    g_autofree char *path = g_strdup_printf (NODE_DIR "/node%u/access0/initiators/%s", node,
+                                             figures[i].file);
+    if (!vt_sysfs_read_u64 (path, figures[i].out, NULL))
+      *figures[i].out = 0;
+  }
+}
+
 static gboolean
 read_node (guint node, VtNodeInfo *info, GError **error)
 {
@@ -30,6 +49,8 @@ read_node (guint node, VtNodeInfo *info, GError **error)
   info->total = meminfo_field (meminfo, "MemTotal:");
   info->free = meminfo_field (meminfo, "MemFree:");
   info->has_cpus = cpus && *cpus;
+  info->cpulist = g_strdup (cpus ? cpus : "");
+  read_hmat (node, info);
   return TRUE;
 }
 
@@ -56,6 +77,12 @@ read_tier_of_node (void)
   return tier_of;
 }
 
+static void
+clear_node (gpointer p)
+{
+  g_free (((VtNodeInfo *) p)->cpulist);
+}
+
 VtHostTiers *
 vt_host_tiers_read (GError **error)
 {
@@ -68,6 +95,7 @@ vt_host_tiers_read (GError **error)
   g_autoptr (GHashTable) tier_of = read_tier_of_node ();
   g_autoptr (VtHostTiers) t = g_new0 (VtHostTiers, 1);
   t->nodes = g_array_new (FALSE, TRUE, sizeof (VtNodeInfo));
+  g_array_set_clear_func (t->nodes, clear_node);
 
   guint top_tier = G_MAXUINT;
   for (guint i = 0; i < ids->len; i++) {

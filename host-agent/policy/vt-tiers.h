@@ -11,7 +11,12 @@ typedef struct {
   guint tier;        /* memory_tierN; lower is faster */
   gboolean top;      /* in the top tier */
   gboolean has_cpus;
+  char *cpulist;     /* "0-1"; "" when CPU-less */
   guint64 total, free;
+  /* HMAT figures for access from the nearest initiators
+   * (nodeN/access0/initiators/): ns and MB/s; 0 where the host has none. */
+  guint64 read_latency, write_latency;
+  guint64 read_bandwidth, write_bandwidth;
 } VtNodeInfo;
 
 typedef struct {

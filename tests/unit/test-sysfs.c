@@ -59,11 +59,31 @@ test_nodelist (void)
   g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
 }
 
+/* Formatting is the inverse of parsing, ranges collapsed, repeats once. */
+static void
+test_nodelist_format (void)
+{
+  const struct {
+    const char *in, *out;
+  } cases[] = {
+    { "", "" }, { "1", "1" }, { "0,1", "0-1" }, { "5,0-2", "0-2,5" },
+    { "0,0,1,3,4,4,7", "0-1,3-4,7" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
+    g_autoptr (GArray) nodes = vt_parse_nodelist (cases[i].in, NULL);
+    g_autofree char *text = vt_format_nodelist (nodes);
+    g_assert_cmpstr (text, ==, cases[i].out);
+  }
+  g_autofree char *none = vt_format_nodelist (NULL);
+  g_assert_cmpstr (none, ==, "");
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/sysfs/read-write-under-root", test_read_write_under_root);
   g_test_add_func ("/sysfs/nodelist", test_nodelist);
+  g_test_add_func ("/sysfs/nodelist-format", test_nodelist_format);
   return g_test_run ();
 }

@@ -1,0 +1,223 @@
+/* The vtier <metadata> element: the real `virsh metadata` capture, every
+ * bad input with its problem named, a policy left alone on error, and
+ * format -> parse giving back what was formatted. */
+#include <glib.h>
+#include <string.h>
+
+#include "common/vt-error.h"
+#include "common/vt-sysfs.h"
+#include "policy/vt-domain-metadata.h"
+#include "vt-test-tree.h"
+
+#define NS "xmlns:vtier='" VT_DOMAIN_METADATA_URI "'"
+
+static void
+assert_policy_eq (const VtVmPolicy *a, const VtVmPolicy *b)
+{
+  g_assert_cmpuint (a->weight, ==, b->weight);
+  g_assert_cmpuint (a->min, ==, b->min);
+  g_assert_cmpuint (a->max, ==, b->max);
+  g_assert_cmpint (a->mode, ==, b->mode);
+}
+
+/* What libvirt 11.3 in the testbed printed: no namespace, weight 200. */
+static void
+test_real_capture (void)
+{
+  g_autofree char *xml = vt_test_read_data ("libvirt-numa2/metadata.txt");
+  VtVmPolicy p = VT_VM_POLICY_DEFAULT;
+  g_autoptr (GError) error = NULL;
+  GArray *fast = (GArray *) 0x1, *slow = (GArray *) 0x1;
+  g_assert_true (vt_domain_metadata_parse (xml, &p, &fast, &slow, &error));
+  g_assert_no_error (error);
+  VtVmPolicy want = VT_VM_POLICY_DEFAULT;
+  want.weight = 200;
+  assert_policy_eq (&p, &want);
+  g_assert_null (fast);
+  g_assert_null (slow);
+}
+
+static void
+test_everything (void)
+{
+  const char *xml =
+    "<vtier:tiering " NS ">\n"
+    "  <vtier:weight> 300 </vtier:weight>\n"
+    "  <vtier:min unit='MiB'>512</vtier:min>\n"
+    "  <vtier:max unit='gib'>2</vtier:max>\n"
+    "  <vtier:mode>fast-only</vtier:mode>\n"
+    "  <vtier:fast-nodes>0,2-3</vtier:fast-nodes>\n"
+    "  <vtier:slow-nodes>1</vtier:slow-nodes>\n"
+    "</vtier:tiering>";
+  VtVmPolicy p = VT_VM_POLICY_DEFAULT;
+  g_autoptr (GArray) fast = NULL;
+  g_autoptr (GArray) slow = NULL;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (vt_domain_metadata_parse (xml, &p, &fast, &slow, &error));
+  g_assert_no_error (error);
+  VtVmPolicy want = { 300, 512ull << 20, 2ull << 30, VT_TIER_MODE_FAST_ONLY };
+  assert_policy_eq (&p, &want);
+  g_autofree char *f = vt_format_nodelist (fast);
+  g_autofree char *s = vt_format_nodelist (slow);
+  g_assert_cmpstr (f, ==, "0,2-3");
+  g_assert_cmpstr (s, ==, "1");
+
+  /* Sizes without a unit are bytes or carry a suffix; max may be none;
+   * a default namespace is vtier's as well. */
+  const char *suffixed = "<tiering xmlns='" VT_DOMAIN_METADATA_URI "'><min>512M</min>"
+                         "<max>none</max></tiering>";
+  p = (VtVmPolicy) { 7, 1, 2, VT_TIER_MODE_OFF };
+  g_assert_true (vt_domain_metadata_parse (suffixed, &p, NULL, NULL, &error));
+  want = (VtVmPolicy) { 7, 512ull << 20, G_MAXUINT64, VT_TIER_MODE_OFF };
+  assert_policy_eq (&p, &want);
+}
+
+static void
+test_bad_inputs (void)
+{
+  const struct {
+    const char *xml, *message;
+  } cases[] = {
+    { "<tiering><weight>0</weight></tiering>",
+      "vtier metadata: <weight> must be 1..10000, not 0" },
+    { "<tiering><weight>10001</weight></tiering>",
+      "vtier metadata: <weight> must be 1..10000, not 10001" },
+    { "<tiering><weight>heavy</weight></tiering>",
+      "vtier metadata: <weight> must be 1..10000, not 'heavy'" },
+    { "<tiering><wieght>200</wieght></tiering>",
+      "vtier metadata: unknown element <wieght> (known: weight, min, max, mode, fast-nodes, "
+      "slow-nodes)" },
+    { "<tiering>\n<weight>200</weight>\n<mode>auto</tiering>",
+      "vtier metadata: not XML: line 3: Opening and ending tag mismatch: mode line 3 and tiering" },
+    { "", "vtier metadata: not XML: no element (the text is empty)" },
+    { "<tiering><mode>fast</mode></tiering>",
+      "vtier metadata: <mode> must be auto, fast-only, slow-only or off, not 'fast'" },
+    { "<tiering><min unit='MB'>512</min></tiering>",
+      "vtier metadata: <min> unit must be B, KiB, MiB, GiB or TiB, not 'MB'" },
+    { "<tiering><min unit='MiB'>1.5</min></tiering>",
+      "vtier metadata: <min unit='MiB'> must be a whole number of MiB that fits in 64-bit bytes, "
+      "not '1.5'" },
+    { "<tiering><max unit='TiB'>16777216</max></tiering>",
+      "vtier metadata: <max unit='TiB'> must be a whole number of TiB that fits in 64-bit bytes, "
+      "not '16777216'" },
+    { "<tiering><max>lots</max></tiering>",
+      "vtier metadata: <max> must be a size (bytes, 512M, 2G or none), not 'lots'" },
+    { "<tiering><min>none</min></tiering>",
+      "vtier metadata: <min> must be a size (bytes, 512M, 2G), not 'none'" },
+    { "<tiering><min unit='GiB'>2</min><max unit='GiB'>1</max></tiering>",
+      "vtier metadata: <min> (2147483648 bytes) is larger than <max> (1073741824 bytes)" },
+    { "<tiering><weight>2</weight><weight>3</weight></tiering>",
+      "vtier metadata: <weight> is given twice" },
+    { "<tiering><weight unit='B'>2</weight></tiering>",
+      "vtier metadata: <weight> takes no attribute unit" },
+    { "<tiering><fast-nodes>0-x</fast-nodes></tiering>",
+      "vtier metadata: <fast-nodes> must be a host node list such as 0 or 0,2-3, not '0-x'" },
+    { "<tiering><slow-nodes> </slow-nodes></tiering>",
+      "vtier metadata: <slow-nodes> is empty: leave it out, or name host nodes such as 0 or 0,2-3" },
+    { "<tiering><fast-nodes>0-1</fast-nodes><slow-nodes>1</slow-nodes></tiering>",
+      "vtier metadata: node 1 is in both <fast-nodes> and <slow-nodes>" },
+    { "<tiering><weight><b>2</b></weight></tiering>",
+      "vtier metadata: <weight> holds an element <b>; it takes text" },
+    { "<tiering>200</tiering>", "vtier metadata: stray text '200' in <tiering>" },
+    { "<policy><weight>2</weight></policy>",
+      "vtier metadata: the element is <policy>, not <tiering>" },
+    /* Someone else's element of the same name is not ours. */
+    { "<vt:tiering xmlns:vt='https://vtier.example.org/xmlns/vtier/1'><vt:weight>2</vt:weight>"
+      "</vt:tiering>",
+      "vtier metadata: <tiering> is in namespace https://vtier.example.org/xmlns/vtier/1, not "
+      VT_DOMAIN_METADATA_URI },
+    { "<vtier:tiering " NS " xmlns:x='urn:x'><x:weight>2</x:weight></vtier:tiering>",
+      "vtier metadata: <weight> is in namespace urn:x, not " VT_DOMAIN_METADATA_URI },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
+    VtVmPolicy p = { 42, 1, 2, VT_TIER_MODE_SLOW_ONLY };
+    const VtVmPolicy before = p;
+    GArray *fast = NULL, *slow = NULL;
+    g_autoptr (GError) error = NULL;
+    g_test_message ("%s", cases[i].xml);
+    g_assert_false (vt_domain_metadata_parse (cases[i].xml, &p, &fast, &slow, &error));
+    g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+    g_assert_cmpstr (error->message, ==, cases[i].message);
+    /* Nothing written on error: the policy and the lists as they were. */
+    assert_policy_eq (&p, &before);
+    g_assert_null (fast);
+    g_assert_null (slow);
+  }
+}
+
+/* An element that sets only the weight leaves the rest as they were. */
+static void
+test_partial_keeps_rest (void)
+{
+  VtVmPolicy p = { 5, 1024, 4096, VT_TIER_MODE_OFF };
+  g_assert_true (vt_domain_metadata_parse ("<tiering><weight>9</weight></tiering>", &p, NULL,
+                                           NULL, NULL));
+  VtVmPolicy want = { 9, 1024, 4096, VT_TIER_MODE_OFF };
+  assert_policy_eq (&p, &want);
+}
+
+static void
+round_trip (const VtVmPolicy *policy, const char *fast_list, const char *slow_list)
+{
+  g_autoptr (GArray) fast_in = fast_list ? vt_parse_nodelist (fast_list, NULL) : NULL;
+  g_autoptr (GArray) slow_in = slow_list ? vt_parse_nodelist (slow_list, NULL) : NULL;
+  g_autofree char *xml = vt_domain_metadata_format (policy, fast_in, slow_in);
+  g_test_message ("%s", xml);
+  g_assert_true (g_str_has_prefix (xml, "<vtier:tiering xmlns:vtier=\"" VT_DOMAIN_METADATA_URI
+                                        "\">"));
+
+  VtVmPolicy p = { 1, 0, 0, VT_TIER_MODE_AUTO };
+  g_autoptr (GArray) fast = NULL;
+  g_autoptr (GArray) slow = NULL;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (vt_domain_metadata_parse (xml, &p, &fast, &slow, &error));
+  g_assert_no_error (error);
+  assert_policy_eq (&p, policy);
+  g_autofree char *f = fast ? vt_format_nodelist (fast) : NULL;
+  g_autofree char *s = slow ? vt_format_nodelist (slow) : NULL;
+  g_assert_cmpstr (f, ==, fast_list);
+  g_assert_cmpstr (s, ==, slow_list);
+}
+
+static void
+test_round_trip (void)
+{
+  VtVmPolicy def = VT_VM_POLICY_DEFAULT;
+  round_trip (&def, NULL, NULL);
+  VtVmPolicy p = { 10000, 512ull << 20, 3ull << 30, VT_TIER_MODE_SLOW_ONLY };
+  round_trip (&p, "0", "1-2");
+  VtVmPolicy odd = { 1, 4097, (1ull << 40) + 1024, VT_TIER_MODE_OFF };
+  round_trip (&odd, "0,2-3", NULL);
+  VtVmPolicy huge = { 2, 0, G_MAXUINT64 - 1, VT_TIER_MODE_FAST_ONLY };
+  round_trip (&huge, NULL, "1");
+}
+
+/* Every value is written, in the largest exact unit; max none when no cap. */
+static void
+test_format_text (void)
+{
+  VtVmPolicy p = { 200, 512ull << 20, G_MAXUINT64, VT_TIER_MODE_AUTO };
+  g_autoptr (GArray) fast = vt_parse_nodelist ("0", NULL);
+  g_autofree char *xml = vt_domain_metadata_format (&p, fast, NULL);
+  g_assert_cmpstr (xml, ==,
+                   "<vtier:tiering xmlns:vtier=\"" VT_DOMAIN_METADATA_URI "\">\n"
+                   "  <vtier:weight>200</vtier:weight>\n"
+                   "  <vtier:min unit=\"MiB\">512</vtier:min>\n"
+                   "  <vtier:max>none</vtier:max>\n"
+                   "  <vtier:mode>auto</vtier:mode>\n"
+                   "  <vtier:fast-nodes>0</vtier:fast-nodes>\n"
+                   "</vtier:tiering>\n");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/domain-metadata/real-capture", test_real_capture);
+  g_test_add_func ("/domain-metadata/everything", test_everything);
+  g_test_add_func ("/domain-metadata/bad-inputs", test_bad_inputs);
+  g_test_add_func ("/domain-metadata/partial-keeps-rest", test_partial_keeps_rest);
+  g_test_add_func ("/domain-metadata/round-trip", test_round_trip);
+  g_test_add_func ("/domain-metadata/format-text", test_format_text);
+  return g_test_run ();
+}
