@@ -2,7 +2,7 @@
 BUILD ?= build
 export VTIER_BUILD_DIR := $(abspath $(BUILD))
 
-.PHONY: all deps build check unit demo bench-tracking clean
+.PHONY: all deps build check unit demo bench bench-tracking clean
 
 all: build
 
@@ -25,6 +25,12 @@ unit: build
 # The main job, live on the built-in testbed.
 demo: build
 	tests/testbed/run tests/testbed/demo.py
+
+# No tiering / NUMA balancing tiering mode / DAMOS as HMSDK / vtierd on the
+# same guests: a table on stdout, tiering.json and tiering.png in the results.
+bench: build
+	tests/testbed/run --out $(BUILD)/bench/tiering tests/testbed/bench/tiering.py
+	tests/testbed/bench/plot-tiering.py $(BUILD)/bench/tiering
 
 # What tracking heat costs per VM, by guest size and count (prints a table).
 bench-tracking: build

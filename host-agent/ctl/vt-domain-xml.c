@@ -7,7 +7,7 @@
 #include "common/vt-size.h"
 #include "common/vt-sysfs.h"
 #include "policy/vt-domain-metadata.h"
-#include "policy/vt-xml.h"
+#include "common/vt-xml.h"
 
 #define KIB G_GUINT64_CONSTANT (1024)
 #define PERCENT_ROUND_KIB (2 * KIB) /* 2 MiB */

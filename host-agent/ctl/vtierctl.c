@@ -12,11 +12,8 @@
 #include "ctl/vt-ctl-format.h"
 #include "ctl/vt-domain-xml.h"
 #include "ctl/vt-heatmap.h"
-#include "vt-dbus-generated.h"
+#include "dbus/vt-dbus-client.h"
 
-#define BUS_NAME "org.vtier.Manager1"
-#define OBJECT_PATH "/org/vtier/Manager1"
-#define NOT_RUNNING "vtierd is not running (no " BUS_NAME " on the system bus)"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -82,48 +79,6 @@ typedef struct {
 
 /* ---- talking to vtierd ---- */
 
-static GDBusConnection *
-connect_bus (GError **error)
-{
-  const char *address = g_getenv ("VTIER_BUS_ADDRESS");
-  if (address && *address) {
-    /* Tests and the testbed run their own bus. */
-    GDBusConnection *bus = g_dbus_connection_new_for_address_sync (
-      address,
-      G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
-      NULL, NULL, error);
-    if (!bus)
-      g_prefix_error (error, "cannot connect to the bus at %s: ", address);
-    return bus;
-  }
-  GDBusConnection *bus = g_bus_get_sync (G_BUS_TYPE_SYSTEM, NULL, error);
-  if (!bus)
-    g_prefix_error (error, "cannot connect to the system bus: ");
-  return bus;
-}
-
-static VtDBusManager1 *
-connect_manager (GError **error)
-{
-  g_autoptr (GDBusConnection) bus = connect_bus (error);
-  if (!bus)
-    return NULL;
-  /* No auto start: a missing vtierd is reported, not waited for. */
-  g_autoptr (VtDBusManager1) manager = vt_dbus_manager1_proxy_new_sync (
-    bus,
-    G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES | G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS
-      | G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START,
-    BUS_NAME, OBJECT_PATH, NULL, error);
-  if (!manager)
-    return NULL;
-  g_autofree char *owner = g_dbus_proxy_get_name_owner (G_DBUS_PROXY (manager));
-  if (!owner) {
-    g_set_error_literal (error, VT_ERROR, VT_ERROR_NOT_FOUND, NOT_RUNNING);
-    return NULL;
-  }
-  return g_steal_pointer (&manager);
-}
-
 /* Reports a failed call: vtierd's own message without the D-Bus error
  * name, or that vtierd went away. */
 static int
@@ -131,7 +86,7 @@ call_failed (GError *error)
 {
   if (g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_SERVICE_UNKNOWN)
       || g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_NAME_HAS_NO_OWNER)) {
-    g_printerr ("vtierctl: %s\n", NOT_RUNNING);
+    g_printerr ("vtierctl: %s\n", VT_DBUS_NOT_RUNNING);
     return EXIT_FAILED;
   }
   g_dbus_error_strip_remote_error (error);
@@ -367,7 +322,7 @@ main_context (void)
   g_option_context_set_summary (context, summary->str);
   g_option_context_set_description (context,
     "\"vtierctl COMMAND --help\" describes a command. vtierctl asks vtierd\n"
-    "(" BUS_NAME " on the system bus; VTIER_BUS_ADDRESS names another bus);\n"
+    "(" VT_DBUS_NAME " on the system bus; VTIER_BUS_ADDRESS names another bus);\n"
     "xml needs no vtierd.");
   g_option_context_add_main_entries (context, json_entries, NULL);
   /* Global options end at the command: its own options follow it. */
@@ -453,7 +408,7 @@ main (int argc, char **argv)
 
   if (command->offline)
     return command->run (NULL, NULL);
-  g_autoptr (VtDBusManager1) manager = connect_manager (&error);
+  g_autoptr (VtDBusManager1) manager = vt_dbus_client_connect (&error);
   if (!manager) {
     g_printerr ("vtierctl: %s\n", error->message);
     return EXIT_FAILED;

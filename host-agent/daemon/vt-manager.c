@@ -1,9 +1,10 @@
 #include "daemon/vt-manager.h"
 
 #include "access/vt-access.h"
-#include "daemon/vt-policy-store.h"
+#include "daemon/vt-policies.h"
 #include "daemon/vt-vm.h"
 #include "policy/vt-tiering.h"
+#include "discovery/vt-guest-reader.h"
 #include "discovery/vt-libvirt-discovery.h"
 #include "discovery/vt-qmp-discovery.h"
 #include "vt-dbus-generated.h"
@@ -18,22 +19,14 @@ struct _VtManager {
   VtQmpDiscovery *qmp;
   VtDBusManager1 *skeleton;
   VtTiering *tiering;
-  GHashTable *set_policies; /* name -> VtVmPolicy, from vtierctl set */
+  VtPolicies *policies;
+  GHashTable *guests; /* name -> VtGuestReader */
 };
 
-/* A VM's policy: set live, else from the config, else the default. */
 static VtVmPolicy
 vm_policy (VtManager *m, const char *name, const char **source)
 {
-  VtVmPolicy *p = g_hash_table_lookup (m->set_policies, name);
-  *source = "set";
-  if (!p) {
-    p = g_hash_table_lookup (m->config->vm_policies, name);
-    *source = "config";
-  }
-  if (!p)
-    *source = "default";
-  return p ? *p : VT_VM_POLICY_DEFAULT;
+  return vt_policies_get (m->policies, name, source);
 }
 
 static void
@@ -55,6 +48,8 @@ tiering_inputs (GArray *inputs, gpointer data)
       .max_accesses = vt_tracker_max_accesses (t), .hot_threshold = vt_tracker_hot_threshold (t),
       .size = vt_vm_get_ram_map (vm)->total, .demand = vt_tracker_hot_bytes (t),
       .weight = p.weight, .min = p.min, .max = p.max, .mode = p.mode,
+      .fast_nodes = vt_policies_fast_nodes (m->policies, vt_vm_get_name (vm)),
+      .slow_nodes = vt_policies_slow_nodes (m->policies, vt_vm_get_name (vm)),
     };
     in.regions = vt_tracker_regions (t, &in.n_regions);
     g_array_append_val (inputs, in);
@@ -82,6 +77,8 @@ on_found (const char *name, const char *uuid, const char *via, VtQmp *qmp, gpoin
   g_hash_table_insert (m->vms, g_strdup (name), vm);
   g_message ("VM %s found through %s", name, via);
   vt_vm_start (vm);
+  g_autofree char *channel = vt_guest_channel_path (name);
+  g_hash_table_insert (m->guests, g_strdup (name), vt_guest_reader_new (name, channel));
   if (m->skeleton)
     vt_dbus_manager1_emit_vmadded (m->skeleton, name);
 }
@@ -97,9 +94,18 @@ on_lost (const char *name, const char *via, gpointer data)
   if (m->tiering)
     vt_tiering_forget (m->tiering, vm);
   vt_vm_stop (vm);
+  vt_policies_forget (m->policies, name);
+  g_hash_table_remove (m->guests, name);
   g_hash_table_remove (m->vms, name);
   if (m->skeleton)
     vt_dbus_manager1_emit_vmremoved (m->skeleton, name);
+}
+
+static void
+on_metadata (const char *name, const char *xml, gpointer data)
+{
+  VtManager *m = data;
+  vt_policies_set_metadata (m->policies, name, xml);
 }
 
 /* ---- D-Bus ---- */
@@ -124,6 +130,16 @@ vm_variant (VtManager *m, VtVm *vm)
   g_variant_dict_insert (&d, "max", "t", p.max);
   g_variant_dict_insert (&d, "mode", "s", vt_tier_mode_name (p.mode));
   g_variant_dict_insert (&d, "policy_source", "s", source);
+  const char *policy_error = vt_policies_error (m->policies, vt_vm_get_name (vm));
+  g_variant_dict_insert (&d, "policy_error", "s", policy_error ? policy_error : "");
+  const GArray *nodes[] = { vt_policies_fast_nodes (m->policies, vt_vm_get_name (vm)),
+                            vt_policies_slow_nodes (m->policies, vt_vm_get_name (vm)) };
+  for (guint k = 0; k < 2; k++)
+    g_variant_dict_insert_value (&d, k == 0 ? "fast_nodes" : "slow_nodes",
+                                 g_variant_new_fixed_array (G_VARIANT_TYPE_UINT32,
+                                                            nodes[k] ? nodes[k]->data : NULL,
+                                                            nodes[k] ? nodes[k]->len : 0,
+                                                            sizeof (guint32)));
   const VtTieringStats *st = m->tiering ? vt_tiering_stats (m->tiering, vm) : NULL;
   VtTieringStats none = { 0 };
   if (!st)
@@ -316,15 +332,86 @@ on_set_policy (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *na
     g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS, "%s", why);
     return TRUE;
   }
-  VtVmPolicy *stored = g_new (VtVmPolicy, 1);
-  *stored = p;
-  g_hash_table_replace (m->set_policies, g_strdup (name), stored);
-  g_autoptr (GError) error = NULL;
-  if (!vt_policy_store_save (m->config->policy_file, m->set_policies, &error))
-    g_warning ("VM %s: the new policy applies, but is not kept: %s", name, error->message);
-  g_message ("VM %s: policy weight %u, min %" G_GUINT64_FORMAT ", max %" G_GUINT64_FORMAT
-             ", mode %s", name, p.weight, p.min, p.max, vt_tier_mode_name (p.mode));
+  VtVm *vm = g_hash_table_lookup (m->vms, name);
+  if (m->libvirt && g_str_equal (vt_vm_get_via (vm), "libvirt")) {
+    /* One source of truth for a domain: its metadata. libvirt's change
+     * event brings it back here; applying it now spares the wait. */
+    g_autofree char *xml = vt_policies_format_metadata (m->policies, name, &p);
+    g_autoptr (GError) error = NULL;
+    if (!vt_libvirt_discovery_set_metadata (m->libvirt, name, xml, &error)) {
+      g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_FAILED, "%s",
+                                             error->message);
+      return TRUE;
+    }
+    vt_policies_set_metadata (m->policies, name, xml);
+  } else {
+    vt_policies_set (m->policies, name, &p);
+    g_message ("VM %s: policy set: weight %u, min %" G_GUINT64_FORMAT ", max %" G_GUINT64_FORMAT
+               ", mode %s", name, p.weight, p.min, p.max, vt_tier_mode_name (p.mode));
+  }
   vt_dbus_manager1_complete_set_policy (iface, inv);
+  return TRUE;
+}
+
+static gboolean
+on_get_guest_view (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name,
+                   gpointer data)
+{
+  VtManager *m = data;
+  VtGuestReader *c = g_hash_table_lookup (m->guests, name);
+  gint64 when = 0;
+  const char *report = c ? vt_guest_reader_report (c, &when) : NULL;
+  if (!report) {
+    g_dbus_method_invocation_return_error (
+      inv, G_DBUS_ERROR, G_DBUS_ERROR_FILE_NOT_FOUND,
+      c ? "VM %s has not reported its view (no vtier-guest --report in it, or no %s channel)"
+        : "no VM named '%s'%.0s", name, VT_GUEST_CHANNEL_NAME);
+    return TRUE;
+  }
+  vt_dbus_manager1_complete_get_guest_view (iface, inv, report,
+                                            (g_get_monotonic_time () - when) / 1e6);
+  return TRUE;
+}
+
+/* The libvirt hook's calls: answered at once, acted on later (the hook runs
+ * while libvirt holds the domain). */
+static gboolean
+on_register_domain (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name,
+                    const char *uuid, gpointer data)
+{
+  VtManager *m = data;
+  if (!caller_is_root (inv)) {
+    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED,
+                                           "only root may register a domain");
+    return TRUE;
+  }
+  if (!m->libvirt) {
+    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_NOT_SUPPORTED,
+                                           "vtierd does not watch libvirt ([discovery] libvirt=false)");
+    return TRUE;
+  }
+  g_message ("libvirt hook: domain %s (%s) started", name, uuid);
+  vt_dbus_manager1_complete_register_domain (iface, inv);
+  g_autofree char *n = g_strdup (name), *u = g_strdup (uuid);
+  vt_libvirt_discovery_register (m->libvirt, n, u);
+  return TRUE;
+}
+
+static gboolean
+on_unregister_domain (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name,
+                      const char *uuid, gpointer data)
+{
+  VtManager *m = data;
+  if (!caller_is_root (inv)) {
+    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED,
+                                           "only root may unregister a domain");
+    return TRUE;
+  }
+  g_message ("libvirt hook: domain %s (%s) stopped", name, uuid);
+  g_autofree char *n = g_strdup (name), *u = g_strdup (uuid);
+  vt_dbus_manager1_complete_unregister_domain (iface, inv);
+  if (m->libvirt)
+    vt_libvirt_discovery_unregister (m->libvirt, n, u);
   return TRUE;
 }
 
@@ -338,6 +425,9 @@ vt_manager_export (VtManager *m, GDBusConnection *bus, GError **error)
   g_signal_connect (m->skeleton, "handle-get-heat", G_CALLBACK (on_get_heat), m);
   g_signal_connect (m->skeleton, "handle-get-heat-history", G_CALLBACK (on_get_heat_history), m);
   g_signal_connect (m->skeleton, "handle-set-policy", G_CALLBACK (on_set_policy), m);
+  g_signal_connect (m->skeleton, "handle-get-guest-view", G_CALLBACK (on_get_guest_view), m);
+  g_signal_connect (m->skeleton, "handle-register-domain", G_CALLBACK (on_register_domain), m);
+  g_signal_connect (m->skeleton, "handle-unregister-domain", G_CALLBACK (on_unregister_domain), m);
   return g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (m->skeleton), bus,
                                            OBJECT_PATH, error);
 }
@@ -345,10 +435,12 @@ vt_manager_export (VtManager *m, GDBusConnection *bus, GError **error)
 VtManager *
 vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir)
 {
-  static const VtDiscoveryEvents events = { on_found, on_lost };
+  static const VtDiscoveryEvents events = { on_found, on_lost, on_metadata };
   VtManager *m = g_new0 (VtManager, 1);
   m->config = config;
   m->vms = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  m->guests = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                     (GDestroyNotify) vt_guest_reader_free);
   m->access = vt_access_new (sysfs_root, state_dir, config->source, config->damon_slots,
                              on_snapshot, m);
   for (const char *const *s = vt_access_available (m->access); *s; s++)
@@ -359,7 +451,7 @@ vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir)
       g_message ("access source %s not available: %s", all[i],
                  vt_access_unavailable_reason (m->access, all[i]));
 
-  m->set_policies = vt_policy_store_load (config->policy_file);
+  m->policies = vt_policies_new (config->vm_policies, config->policy_file);
   if (config->tiering) {
     VtTieringConfig tc = {
       config->tiering_interval_ms, config->reserve_bytes, config->low_watermark_pct,
@@ -388,11 +480,12 @@ vt_manager_free (VtManager *m)
   g_clear_pointer (&m->qmp, vt_qmp_discovery_free);
   g_hash_table_remove_all (m->vms);
   g_hash_table_unref (m->vms);
+  g_hash_table_unref (m->guests);
   g_clear_pointer (&m->access, vt_access_free);
   if (m->skeleton)
     g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (m->skeleton));
   g_clear_object (&m->skeleton);
-  g_hash_table_unref (m->set_policies);
+  vt_policies_free (m->policies);
   vt_config_free (m->config);
   g_free (m);
 }

@@ -10,4 +10,7 @@ typedef struct {
                  gpointer user_data);
   /* It stopped, crashed, or its monitor went away. */
   void (*lost) (const char *name, const char *via, gpointer user_data);
+  /* libvirt only: the domain's vtier <metadata> element as XML, or NULL when
+   * it has none; once after found, then on every change of it. */
+  void (*metadata) (const char *name, const char *xml, gpointer user_data);
 } VtDiscoveryEvents;

@@ -4,7 +4,13 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
+#include "common/vt-error.h"
+
 #define RECONNECT_SECONDS 5
+/* How long a domain the hook registered is looked for (restore and incoming
+ * migration run the hook before QEMU runs). */
+#define REGISTER_RETRY_SECONDS 2
+#define REGISTER_TRIES 30
 
 struct _VtLibvirtDiscovery {
   char *uri;
@@ -12,13 +18,31 @@ struct _VtLibvirtDiscovery {
   VtDiscoveryEvents events;
   gpointer user_data;
   virConnectPtr conn;
-  int lifecycle_id;
+  int lifecycle_id, metadata_id;
   guint reconnect_timer;
-  GHashTable *running; /* domain name -> TRUE */
+  GHashTable *running; /* domain name -> its UUID */
+  GHashTable *pending; /* "name\nuuid" the hook registered -> tries left */
+  guint pending_timer;
   gboolean warned;
 };
 
 static void try_connect (VtLibvirtDiscovery *d);
+
+static void
+report_metadata (VtLibvirtDiscovery *d, virDomainPtr dom)
+{
+  if (!d->events.metadata)
+    return;
+  char *xml = virDomainGetMetadata (dom, VIR_DOMAIN_METADATA_ELEMENT, VT_DOMAIN_METADATA_URI,
+                                    VIR_DOMAIN_AFFECT_LIVE);
+  if (!xml && virGetLastErrorCode () != VIR_ERR_NO_DOMAIN_METADATA) {
+    g_warning ("domain %s: cannot read its vtier metadata: %s", virDomainGetName (dom),
+               virGetLastErrorMessage ());
+    return;
+  }
+  d->events.metadata (virDomainGetName (dom), xml, d->user_data);
+  free (xml);
+}
 
 static void
 domain_found (VtLibvirtDiscovery *d, virDomainPtr dom)
@@ -28,9 +52,10 @@ domain_found (VtLibvirtDiscovery *d, virDomainPtr dom)
   if (g_hash_table_contains (d->running, name))
     return;
   virDomainGetUUIDString (dom, uuid);
-  g_hash_table_add (d->running, g_strdup (name));
+  g_hash_table_insert (d->running, g_strdup (name), g_strdup (uuid));
   g_autoptr (VtQmp) qmp = vt_qmp_libvirt_new (dom, d->qmp_timeout_ms);
   d->events.found (name, uuid, "libvirt", qmp, d->user_data);
+  report_metadata (d, dom);
 }
 
 static void
@@ -51,6 +76,16 @@ on_lifecycle (virConnectPtr conn, virDomainPtr dom, int event, int detail, void 
   else if (event == VIR_DOMAIN_EVENT_STOPPED || event == VIR_DOMAIN_EVENT_CRASHED)
     domain_lost (d, virDomainGetName (dom));
   return 0;
+}
+
+static void
+on_metadata_change (virConnectPtr conn, virDomainPtr dom, int type, const char *nsuri, void *data)
+{
+  (void) conn;
+  VtLibvirtDiscovery *d = data;
+  if (type == VIR_DOMAIN_METADATA_ELEMENT && g_strcmp0 (nsuri, VT_DOMAIN_METADATA_URI) == 0
+      && g_hash_table_contains (d->running, virDomainGetName (dom)))
+    report_metadata (d, dom);
 }
 
 static gboolean
@@ -76,7 +111,9 @@ drop_connection (VtLibvirtDiscovery *d)
   if (d->conn) {
     if (d->lifecycle_id >= 0)
       virConnectDomainEventDeregisterAny (d->conn, d->lifecycle_id);
-    d->lifecycle_id = -1;
+    if (d->metadata_id >= 0)
+      virConnectDomainEventDeregisterAny (d->conn, d->metadata_id);
+    d->lifecycle_id = d->metadata_id = -1;
     virConnectClose (d->conn);
     d->conn = NULL;
   }
@@ -115,6 +152,9 @@ try_connect (VtLibvirtDiscovery *d)
   virConnectRegisterCloseCallback (d->conn, on_close, d, NULL);
   d->lifecycle_id = virConnectDomainEventRegisterAny (
     d->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE, VIR_DOMAIN_EVENT_CALLBACK (on_lifecycle), d, NULL);
+  d->metadata_id = virConnectDomainEventRegisterAny (
+    d->conn, NULL, VIR_DOMAIN_EVENT_ID_METADATA_CHANGE,
+    VIR_DOMAIN_EVENT_CALLBACK (on_metadata_change), d, NULL);
 
   virDomainPtr *doms = NULL;
   int n = virConnectListAllDomains (d->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
@@ -139,8 +179,9 @@ vt_libvirt_discovery_new (const char *uri, guint qmp_timeout_ms, const VtDiscove
   d->qmp_timeout_ms = qmp_timeout_ms;
   d->events = *events;
   d->user_data = user_data;
-  d->lifecycle_id = -1;
-  d->running = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  d->lifecycle_id = d->metadata_id = -1;
+  d->running = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  d->pending = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   try_connect (d);
   return d;
 }
@@ -151,10 +192,12 @@ vt_libvirt_discovery_free (VtLibvirtDiscovery *d)
   if (!d)
     return;
   g_clear_handle_id (&d->reconnect_timer, g_source_remove);
+  g_clear_handle_id (&d->pending_timer, g_source_remove);
   while (g_source_remove_by_user_data (d)) /* a pending drop after on_close */
     ;
   drop_connection (d);
   g_hash_table_unref (d->running);
+  g_hash_table_unref (d->pending);
   g_free (d->uri);
   g_free (d);
 }
@@ -163,4 +206,100 @@ gpointer
 vt_libvirt_discovery_get_connection (VtLibvirtDiscovery *d)
 {
   return d->conn;
+}
+
+static virDomainPtr
+lookup (VtLibvirtDiscovery *d, const char *name, const char *uuid)
+{
+  if (!d->conn)
+    return NULL;
+  virDomainPtr dom = uuid && *uuid ? virDomainLookupByUUIDString (d->conn, uuid) : NULL;
+  if (!dom && name && *name)
+    dom = virDomainLookupByName (d->conn, name);
+  return dom;
+}
+
+gboolean
+vt_libvirt_discovery_set_metadata (VtLibvirtDiscovery *d, const char *name, const char *xml,
+                                   GError **error)
+{
+  virDomainPtr dom = lookup (d, name, NULL);
+  if (!dom) {
+    g_set_error (error, VT_ERROR, VT_ERROR_NOT_FOUND, "libvirt %s: no domain %s%s%s", d->uri,
+                 name, d->conn ? ": " : " (not connected)",
+                 d->conn ? virGetLastErrorMessage () : "");
+    return FALSE;
+  }
+  unsigned int flags = VIR_DOMAIN_AFFECT_LIVE;
+  if (virDomainIsPersistent (dom) == 1)
+    flags |= VIR_DOMAIN_AFFECT_CONFIG;
+  int rc = virDomainSetMetadata (dom, VIR_DOMAIN_METADATA_ELEMENT, xml, VT_DOMAIN_METADATA_PREFIX,
+                                 VT_DOMAIN_METADATA_URI, flags);
+  if (rc < 0)
+    g_set_error (error, VT_ERROR, VT_ERROR_FAILED, "domain %s: cannot write its vtier metadata: %s",
+                 name, virGetLastErrorMessage ());
+  virDomainFree (dom);
+  return rc == 0;
+}
+
+/* Finds a registered domain once it runs; FALSE when it is done with. */
+static gboolean
+try_pending (VtLibvirtDiscovery *d, const char *key)
+{
+  g_auto (GStrv) parts = g_strsplit (key, "\n", 2);
+  virDomainPtr dom = lookup (d, parts[0], parts[1]);
+  gboolean running = dom && virDomainIsActive (dom) == 1;
+  if (running)
+    domain_found (d, dom);
+  if (dom)
+    virDomainFree (dom);
+  return !running;
+}
+
+static gboolean
+on_pending (gpointer data)
+{
+  VtLibvirtDiscovery *d = data;
+  GHashTableIter it;
+  gpointer key, tries;
+  g_hash_table_iter_init (&it, d->pending);
+  while (g_hash_table_iter_next (&it, &key, &tries)) {
+    guint left = GPOINTER_TO_UINT (tries) - 1;
+    if (!try_pending (d, key))
+      g_hash_table_iter_remove (&it);
+    else if (left == 0) {
+      g_warning ("libvirt: domain %s registered by the hook never ran; forgotten", (char *) key);
+      g_hash_table_iter_remove (&it);
+    } else
+      g_hash_table_iter_replace (&it, GUINT_TO_POINTER (left));
+  }
+  if (g_hash_table_size (d->pending) > 0)
+    return G_SOURCE_CONTINUE;
+  d->pending_timer = 0;
+  return G_SOURCE_REMOVE;
+}
+
+void
+vt_libvirt_discovery_register (VtLibvirtDiscovery *d, const char *name, const char *uuid)
+{
+  g_autofree char *key = g_strdup_printf ("%s\n%s", name, uuid);
+  if ((*name && g_hash_table_contains (d->running, name)) || !try_pending (d, key))
+    return;
+  g_hash_table_insert (d->pending, g_steal_pointer (&key), GUINT_TO_POINTER (REGISTER_TRIES));
+  if (!d->pending_timer)
+    d->pending_timer = g_timeout_add_seconds (REGISTER_RETRY_SECONDS, on_pending, d);
+}
+
+void
+vt_libvirt_discovery_unregister (VtLibvirtDiscovery *d, const char *name, const char *uuid)
+{
+  GHashTableIter it;
+  gpointer known_name, known_uuid;
+  g_hash_table_iter_init (&it, d->running);
+  while (g_hash_table_iter_next (&it, &known_name, &known_uuid))
+    if ((*name && g_str_equal (name, known_name)) || (*uuid && g_str_equal (uuid, known_uuid))) {
+      g_autofree char *dropped = g_strdup (known_name);
+      domain_lost (d, dropped);
+      return;
+    }
 }

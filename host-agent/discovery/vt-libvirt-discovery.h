@@ -5,6 +5,11 @@
 
 #include "discovery/vt-discovery.h"
 
+/* The namespace of vtier's element in a domain's <metadata> (the schema is in
+ * libvirt-hooks/README.md), and the prefix it is written with. */
+#define VT_DOMAIN_METADATA_URI "http://vtier.org/xmlns/domain/1.0"
+#define VT_DOMAIN_METADATA_PREFIX "vtier"
+
 typedef struct _VtLibvirtDiscovery VtLibvirtDiscovery;
 
 VtLibvirtDiscovery *vt_libvirt_discovery_new (const char *uri, guint qmp_timeout_ms,
@@ -12,3 +17,14 @@ VtLibvirtDiscovery *vt_libvirt_discovery_new (const char *uri, guint qmp_timeout
 void vt_libvirt_discovery_free (VtLibvirtDiscovery *d);
 /* The open connection, or NULL (for metadata writes and events). */
 gpointer vt_libvirt_discovery_get_connection (VtLibvirtDiscovery *d);
+
+/* Writes the domain's vtier metadata element: live, and in its persistent
+ * definition when it has one (so it survives a restart of the domain). */
+gboolean vt_libvirt_discovery_set_metadata (VtLibvirtDiscovery *d, const char *name,
+                                            const char *xml, GError **error);
+/* The libvirt hook's word that a domain started (name and/or UUID): found
+ * now if it runs, else looked for again for a while (restore and incoming
+ * migration call the hook before QEMU runs). */
+void vt_libvirt_discovery_register (VtLibvirtDiscovery *d, const char *name, const char *uuid);
+/* ... or stopped: dropped now, without waiting for libvirt's event. */
+void vt_libvirt_discovery_unregister (VtLibvirtDiscovery *d, const char *name, const char *uuid);

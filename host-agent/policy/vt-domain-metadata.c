@@ -5,7 +5,7 @@
 #include "common/vt-error.h"
 #include "common/vt-size.h"
 #include "common/vt-sysfs.h"
-#include "policy/vt-xml.h"
+#include "common/vt-xml.h"
 
 #define PREFIX "vtier metadata: "
 

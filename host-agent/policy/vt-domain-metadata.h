@@ -21,10 +21,9 @@
 
 #include <glib.h>
 
+#include "discovery/vt-libvirt-discovery.h" /* VT_DOMAIN_METADATA_URI, _PREFIX */
 #include "policy/vt-vm-policy.h"
 
-#define VT_DOMAIN_METADATA_URI "http://vtier.org/xmlns/domain/1.0"
-#define VT_DOMAIN_METADATA_PREFIX "vtier"
 #define VT_DOMAIN_METADATA_ELEMENT "tiering"
 
 /* Parses the element over `policy` (whose values are the defaults for what

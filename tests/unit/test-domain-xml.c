@@ -13,7 +13,7 @@
 #include "common/vt-sysfs.h"
 #include "ctl/vt-domain-xml.h"
 #include "policy/vt-domain-metadata.h"
-#include "policy/vt-xml.h"
+#include "common/vt-xml.h"
 #include "vt-test-tree.h"
 
 #define NODE_DIR "sys/devices/system/node"

@@ -1,4 +1,4 @@
-#include "policy/vt-xml.h"
+#include "common/vt-xml.h"
 
 #include <libxml/parser.h>
 #include <string.h>

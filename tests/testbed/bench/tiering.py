@@ -1,0 +1,333 @@
+#!/usr/bin/python3
+"""make bench: four ways of tiering the same guests, side by side.
+
+One emulated host, the same three guests all along: "idle" (560 MiB, 8 MiB
+hot) fills DRAM; "a" and "b" (300 MiB each, a 260 MiB hot set each) land on
+the slow node; their hot sets together just exceed what DRAM has left for
+them, so the top tier is (mildly) contended. For each policy the placement
+is first reset (the apps' RAM back on node1, the idle VM's back on node0),
+then the policy runs for MEASURE_S seconds:
+
+  none            nothing moves pages
+  numa-balancing  Linux NUMA balancing in tiering mode (numa_balancing=2)
+                  with demotion_enabled
+  damos-hmsdk     kernel DAMON paddr schemes as SK hynix HMSDK publishes them
+                  (tools/gen_migpol.py -g -m 0 1): migrate_cold on node0,
+                  migrate_hot on node1
+  vtierd          vtierd with its default configuration
+
+Figures per policy, placement measured by the testbed's probe (not by any
+policy): each app's hot-set residency on node0 over time, time until 90% of
+both apps' hot pages are on node0, bytes migrated (/proc/vmstat
+pgmigrate_success), CPU seconds of the tiering machinery (vtierd and its
+kdamonds; the kdamonds of DAMOS; kswapd, which demotes for NUMA balancing;
+NUMA balancing's hinting faults run in the guests' own threads and are
+counted, not timed), and the fairness error: how far each app's top-tier hot
+bytes are from its weighted max-min share of the DRAM left for the apps,
+averaged over the last minute. Table on stdout, /results/tiering.json; the
+host draws tiering.png from it (bench/plot-tiering.py).
+
+tiering.py [MEASURE_S [POLICY ...]]
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import testbed
+from testbed import fraction_on
+
+MEASURE_S = float(sys.argv[1]) if len(sys.argv) > 1 else 240
+POLICIES = sys.argv[2:] or ["none", "numa-balancing", "damos-hmsdk", "vtierd"]
+SAMPLE_S = 10
+RESERVE_MIB = 128  # vtierd's default host reserve: the top tier the apps may not have
+ADMIN = "/sys/kernel/mm/damon/admin/kdamonds"
+
+
+def w(path, value):
+    with open(path, "w") as f:
+        f.write(str(value))
+
+
+def vmstat():
+    out = {}
+    for line in open("/proc/vmstat"):
+        k, v = line.split()
+        out[k] = int(v)
+    return out
+
+
+def threads_named(prefix):
+    pids = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            comm = testbed.read(f"/proc/{p}/comm", "")
+            if comm and comm.strip().startswith(prefix):
+                pids.append(int(p))
+    return pids
+
+
+def cpu(pids):
+    return sum(testbed.cpu_seconds(p) for p in pids)
+
+
+def node_ranges(node):
+    """node's physical address ranges, from its memory blocks."""
+    bs = int(testbed.read("/sys/devices/system/memory/block_size_bytes").strip(), 16)
+    blocks = sorted(int(d[6:]) for d in os.listdir(f"/sys/devices/system/node/node{node}")
+                    if d.startswith("memory") and d[6:].isdigit())
+    ranges = []
+    for b in blocks:
+        if ranges and ranges[-1][1] == b * bs:
+            ranges[-1][1] += bs
+        else:
+            ranges.append([b * bs, (b + 1) * bs])
+    return ranges
+
+
+class HmsdkDamos:
+    """HMSDK's migration policy (gen_migpol.py -g -m 0 1) in DAMON sysfs:
+    per source node a kdamond on its physical memory; intervals 100 ms /
+    2 s / 20 s, 100-10000 regions; node0: migrate_cold to 1 for regions
+    accessed 0% of the time for >= 30 s, young pages filtered out, quota 1 s
+    and 50 GiB per 20 s, oldest first; node1: migrate_hot to 0 for regions
+    accessed >= 5%, only young pages, quota 2 s and 50 GiB per 20 s."""
+
+    SCHEMES = [  # (source node, action, target, accesses min/max %, age min s, quota ms, young filter matches)
+        (0, "migrate_cold", 1, 0, 0, 30, 1000, "Y"),
+        (1, "migrate_hot", 0, 5, 100, 0, 2000, "N"),
+    ]
+
+    def start(self):
+        if int(testbed.read(f"{ADMIN}/nr_kdamonds")) != 0:
+            raise RuntimeError("DAMON is in use")
+        w(f"{ADMIN}/nr_kdamonds", len(self.SCHEMES))
+        for k, (node, action, target, amin, amax, age_s, quota_ms, young) in enumerate(self.SCHEMES):
+            c = f"{ADMIN}/{k}/contexts"
+            w(f"{c}/nr_contexts", 1)
+            c += "/0"
+            w(f"{c}/operations", "paddr")
+            a = f"{c}/monitoring_attrs"
+            w(f"{a}/intervals/sample_us", 100000)
+            w(f"{a}/intervals/aggr_us", 2000000)
+            w(f"{a}/intervals/update_us", 20000000)
+            w(f"{a}/nr_regions/min", 100)
+            w(f"{a}/nr_regions/max", 10000)
+            w(f"{c}/targets/nr_targets", 1)
+            ranges = node_ranges(node)
+            w(f"{c}/targets/0/regions/nr_regions", len(ranges))
+            for i, (s, e) in enumerate(ranges):
+                w(f"{c}/targets/0/regions/{i}/start", s)
+                w(f"{c}/targets/0/regions/{i}/end", e)
+            s = f"{c}/schemes"
+            w(f"{s}/nr_schemes", 1)
+            s += "/0"
+            w(f"{s}/action", action)
+            w(f"{s}/target_nid", target)
+            max_acc = 2000000 // 100000
+            w(f"{s}/access_pattern/sz/min", 4096)
+            w(f"{s}/access_pattern/sz/max", 2**64 - 1)
+            w(f"{s}/access_pattern/nr_accesses/min", amin * max_acc // 100)
+            w(f"{s}/access_pattern/nr_accesses/max", amax * max_acc // 100)
+            w(f"{s}/access_pattern/age/min", age_s * 1000000 // 2000000)
+            w(f"{s}/access_pattern/age/max", 2**32 - 1)
+            w(f"{s}/quotas/ms", quota_ms)
+            w(f"{s}/quotas/bytes", 50 << 30)
+            w(f"{s}/quotas/reset_interval_ms", 20000)
+            w(f"{s}/quotas/weights/sz_permil", 0)
+            w(f"{s}/quotas/weights/nr_accesses_permil", 0)
+            w(f"{s}/quotas/weights/age_permil", 10)
+            w(f"{s}/filters/nr_filters", 1)
+            w(f"{s}/filters/0/type", "young")
+            w(f"{s}/filters/0/matching", young)
+        for k in range(len(self.SCHEMES)):
+            w(f"{ADMIN}/{k}/state", "on")
+        self.pids = [int(testbed.read(f"{ADMIN}/{k}/pid")) for k in range(len(self.SCHEMES))]
+        return self
+
+    def machinery(self):
+        return self.pids
+
+    def stop(self):
+        for k in range(len(self.SCHEMES)):
+            w(f"{ADMIN}/{k}/state", "off")
+        w(f"{ADMIN}/nr_kdamonds", 0)
+
+
+class NumaBalancing:
+    def start(self):
+        w("/sys/kernel/mm/numa/demotion_enabled", "true")
+        w("/proc/sys/kernel/numa_balancing", 2)
+        return self
+
+    def machinery(self):
+        return threads_named("kswapd")
+
+    def stop(self):
+        w("/proc/sys/kernel/numa_balancing", 0)
+        w("/sys/kernel/mm/numa/demotion_enabled", "false")
+
+
+class Nothing:
+    def start(self):
+        return self
+
+    def machinery(self):
+        return []
+
+    def stop(self):
+        pass
+
+
+class WithVtierd:
+    def start(self):
+        self.vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n").start()
+        return self
+
+    def machinery(self):
+        pids = [self.vtierd.proc.pid]
+        for name in ("idle", "a", "b"):
+            vm = self.vtierd.vm(name)
+            if vm and vm.get("kdamond_pid"):
+                pids.append(vm["kdamond_pid"])
+        return pids
+
+    def stop(self):
+        self.vtierd.stop()
+        # vtierd leaves its kdamonds' slots for its next start; free them.
+        if os.path.exists(f"{ADMIN}/nr_kdamonds"):
+            for k in range(int(testbed.read(f"{ADMIN}/nr_kdamonds"))):
+                w(f"{ADMIN}/{k}/state", "off")
+            w(f"{ADMIN}/nr_kdamonds", 0)
+
+
+RUNNERS = {"none": Nothing, "numa-balancing": NumaBalancing, "damos-hmsdk": HmsdkDamos,
+           "vtierd": WithVtierd}
+
+
+def fair_shares(capacity, demands):
+    """Weighted (1:1) max-min shares of `capacity` over `demands`."""
+    shares = [0] * len(demands)
+    left, active = capacity, [i for i in range(len(demands))]
+    while active and left > 0:
+        each = left / len(active)
+        done = [i for i in active if demands[i] - shares[i] <= each]
+        if not done:
+            for i in active:
+                shares[i] += each
+            break
+        for i in done:
+            left -= demands[i] - shares[i]
+            shares[i] = demands[i]
+            active.remove(i)
+    return shares
+
+
+def reset(guests):
+    """The start state for every policy: the apps' RAM on node1, the idle
+    VM's on node0."""
+    for g in guests[1:]:
+        subprocess.run(["migratepages", str(g.pid), "0", "1"], check=True)
+    subprocess.run(["migratepages", str(guests[0].pid), "1", "0"], check=True)
+    time.sleep(2)
+
+
+def run_policy(name, guests, apps, shares):
+    reset(guests)
+    start_frac = [fraction_on(g.placement("hot"), 0) for g in apps]
+    runner = RUNNERS[name]()
+    v0, t0 = vmstat(), time.monotonic()
+    runner.start()
+    pids = set(runner.machinery())
+    c0 = {p: testbed.cpu_seconds(p) for p in pids}
+    samples, when90 = [], None
+    while time.monotonic() - t0 < MEASURE_S:
+        time.sleep(SAMPLE_S)
+        for p in runner.machinery():  # kdamonds appear as vtierd tracks
+            if p not in pids:
+                pids.add(p)
+                c0[p] = 0.0
+        t = time.monotonic() - t0
+        hot = [g.placement("hot") for g in apps]
+        fr = [fraction_on(h, 0) for h in hot]
+        pages = [h["pages"] for h in hot]
+        both = sum(f * p for f, p in zip(fr, pages)) / sum(pages)
+        top_mib = [f * p * 4096 / 2**20 for f, p in zip(fr, pages)]
+        samples.append({"t": round(t, 1), "a": round(fr[0], 4), "b": round(fr[1], 4),
+                        "both": round(both, 4), "top_mib": [round(x, 1) for x in top_mib]})
+        if when90 is None and both >= 0.9:
+            when90 = round(t, 1)
+        print(f"  {name} +{t:.0f} s: a {fr[0]:.1%} b {fr[1]:.1%} of hot pages on node0", flush=True)
+    cpu_s = sum(testbed.cpu_seconds(p) - c0[p] for p in pids if os.path.exists(f"/proc/{p}"))
+    v1 = vmstat()
+    idle_cold_node1 = fraction_on(guests[0].placement("cold"), 1)
+    runner.stop()
+    last = [s for s in samples if s["t"] >= MEASURE_S - 60] or samples[-1:]
+    errors = []
+    for i in range(2):
+        got = sum(s["top_mib"][i] for s in last) / len(last)
+        errors.append(abs(got - shares[i]) / shares[i])
+    delta = {k: v1.get(k, 0) - v0.get(k, 0) for k in
+             ("pgmigrate_success", "pgpromote_success", "pgdemote_kswapd", "pgdemote_direct",
+              "numa_hint_faults")}
+    return {
+        "policy": name, "start_on_node0": [round(f, 4) for f in start_frac], "samples": samples,
+        "time_to_90_s": when90, "final_on_node0": samples[-1]["both"] if samples else 0,
+        "migrated_mib": round(delta["pgmigrate_success"] * 4096 / 2**20, 1),
+        "vmstat": delta, "cpu_s": round(cpu_s, 2), "fairness_error": round(sum(errors) / 2, 4),
+        "idle_cold_on_node1": round(idle_cold_node1, 4),
+    }
+
+
+def main():
+    for f, v in (("/proc/sys/kernel/numa_balancing", 0), ("/sys/kernel/mm/numa/demotion_enabled", "false")):
+        w(f, v)
+    free0 = testbed.node_free_mib(0)
+    held = testbed.hold_dram(700)
+    dram_for_guests = free0 - held
+    idle = testbed.Guest.start("idle", size=560, hot=8, verify=120)
+    idle.wait_ready(timeout=400)
+    apps = [testbed.Guest.start(n, size=300, hot=260, verify=120) for n in ("a", "b")]
+    for g in apps:
+        g.wait_ready(timeout=400)
+    guests = [idle] + apps
+    # The apps' demand: their hot sets (the probe's truth); what DRAM leaves
+    # them: what the guests had, less the host reserve and the idle VM's hot set.
+    demands = [len(g.hvas("hot")) * 4096 / 2**20 for g in apps]
+    capacity = dram_for_guests - RESERVE_MIB - 8
+    shares = fair_shares(capacity, demands)
+    print(f"DRAM for guests {dram_for_guests} MiB; apps' hot sets {demands[0]:.0f} + {demands[1]:.0f} "
+          f"MiB; fair shares {shares[0]:.0f} / {shares[1]:.0f} MiB", flush=True)
+
+    results = {"measure_s": MEASURE_S, "dram_for_guests_mib": dram_for_guests,
+               "app_hot_mib": demands, "fair_share_mib": shares, "policies": []}
+    for name in POLICIES:
+        print(f"== {name}", flush=True)
+        results["policies"].append(run_policy(name, guests, apps, shares))
+        with open(os.path.join(testbed.RESULTS, "tiering.json"), "w") as f:
+            json.dump(results, f, indent=1)
+
+    corrupt = [ln for g in guests for ln in g.workload_lines() if "CORRUPT" in ln]
+    results["corrupt_lines"] = len(corrupt)
+    with open(os.path.join(testbed.RESULTS, "tiering.json"), "w") as f:
+        json.dump(results, f, indent=1)
+
+    print()
+    print(f"| policy | start on node0 | after {MEASURE_S:.0f} s | time to 90% | migrated | "
+          f"tiering CPU | fairness error | idle VM cold on node1 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results["policies"]:
+        t90 = f"{r['time_to_90_s']:.0f} s" if r["time_to_90_s"] is not None else "never"
+        start = sum(r["start_on_node0"]) / 2
+        print(f"| {r['policy']} | {start:.1%} | {r['final_on_node0']:.1%} | {t90} | "
+              f"{r['migrated_mib']:.0f} MiB | {r['cpu_s']:.1f} s | {r['fairness_error']:.1%} | "
+              f"{r['idle_cold_on_node1']:.1%} |")
+    print(f"(apps' hot pages on node0, both apps together; CPU in emulated-host seconds; "
+          f"checksum errors: {len(corrupt)})")
+    for g in guests:
+        g.stop()
+    testbed.finish()
+
+
+main()
