@@ -1,7 +1,8 @@
 /* vtier-guest's core on fake guest trees built from the real capture in
  * tests/data/sysfs (two nodes, two tiers, HMAT), on trees lacking what older
  * kernels lack, its JSON escaping, its reports parsed back with json-glib
- * against the schema of guest-tools/README.md, and the real binary (when
+ * against the schema of guest-tools/README.md and read by vtierctl's own
+ * reader, and the real binary (when
  * VTIER_GUEST names it) printing and reporting to a file and a FIFO. */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/vt-error.h"
+#include "ctl/vt-ctl-format.h"
 #include "../../guest-tools/vg-json.h"
 #include "../../guest-tools/vtier-guest-view.h"
 #include "vt-test-tree.h"
@@ -353,6 +356,32 @@ test_capture_json (void)
   g_assert_cmpint (json_object_get_int_member (t75, "tier"), ==, 75);
   g_assert_cmpint (json_array_get_int_element (json_object_get_array_member (t75, "nodes"), 0), ==, 1);
   remove_tree (root);
+}
+
+/* What vtierctl show makes of the guest's reports: the two sides agree. */
+static void
+test_host_reads_it (void)
+{
+  g_autofree char *root = capture_tree ();
+  VgView v;
+  read_view (root, &v);
+  g_autofree char *json = vg_view_format_json (&v);
+  vg_view_clear (&v);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = vt_ctl_format_guest_view_text (json, 1, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s", text);
+  g_assert_true (g_str_has_suffix (text, "\nguest sees 2 tiers: node 1 (no CPUs) in tier 75 below node 0 in tier 4\n"));
+  remove_tree (root);
+
+  g_autofree char *bare_root = bare_tree ();
+  read_view (bare_root, &v);
+  g_autofree char *bare = vg_view_format_json (&v);
+  vg_view_clear (&v);
+  g_autofree char *bare_text = vt_ctl_format_guest_view_text (bare, 1, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_str_has_suffix (bare_text, "\nguest sees no memory tiers (its kernel has no memory_tiering)\n"));
+  remove_tree (bare_root);
 }
 
 /* ---- what older kernels lack ---- */
@@ -738,6 +767,7 @@ main (int argc, char **argv)
   g_test_add_func ("/guest-view/capture/view", test_capture_view);
   g_test_add_func ("/guest-view/capture/text", test_capture_text);
   g_test_add_func ("/guest-view/capture/json", test_capture_json);
+  g_test_add_func ("/guest-view/capture/host-reads-it", test_host_reads_it);
   g_test_add_func ("/guest-view/bare-tree", test_bare_tree);
   g_test_add_func ("/guest-view/unreadable-meminfo", test_unreadable_meminfo);
   g_test_add_func ("/guest-view/no-nodes", test_no_nodes);
