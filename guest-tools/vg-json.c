@@ -168,22 +168,20 @@ append_escaped (VgBuf *buf, const char *text)
 }
 
 void
-vg_json_key (VgJson *json, const char *key)
-{
-  before_value (json);
-  vg_buf_append (json->buf, "\"");
-  append_escaped (json->buf, key);
-  vg_buf_append (json->buf, "\":");
-  json->after_key = true;
-}
-
-void
 vg_json_string (VgJson *json, const char *text)
 {
   before_value (json);
   vg_buf_append (json->buf, "\"");
   append_escaped (json->buf, text);
   vg_buf_append (json->buf, "\"");
+}
+
+void
+vg_json_key (VgJson *json, const char *key)
+{
+  vg_json_string (json, key);
+  vg_buf_append (json->buf, ":");
+  json->after_key = true;
 }
 
 void

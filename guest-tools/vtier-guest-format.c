@@ -157,15 +157,20 @@ add_access (VgJson *json, const VgNode *node, int klass)
     return;
   }
   const VgAccess *a = &node->access[klass];
+  const struct {
+    const char *key;
+    long long value;
+  } members[] = {
+    { "read_latency_ns", a->read_latency_ns },
+    { "write_latency_ns", a->write_latency_ns },
+    { "read_bandwidth_mbps", a->read_bandwidth_mbps },
+    { "write_bandwidth_mbps", a->write_bandwidth_mbps },
+  };
   vg_json_begin_object (json);
-  vg_json_key (json, "read_latency_ns");
-  vg_json_int_or_null (json, a->read_latency_ns);
-  vg_json_key (json, "write_latency_ns");
-  vg_json_int_or_null (json, a->write_latency_ns);
-  vg_json_key (json, "read_bandwidth_mbps");
-  vg_json_int_or_null (json, a->read_bandwidth_mbps);
-  vg_json_key (json, "write_bandwidth_mbps");
-  vg_json_int_or_null (json, a->write_bandwidth_mbps);
+  for (size_t i = 0; i < sizeof members / sizeof *members; i++) {
+    vg_json_key (json, members[i].key);
+    vg_json_int_or_null (json, members[i].value);
+  }
   vg_json_end_object (json);
 }
 
@@ -179,16 +184,16 @@ add_node (VgJson *json, const VgNode *n)
   vg_json_string (json, n->cpus);
   vg_json_key (json, "has_cpus");
   vg_json_bool (json, *n->cpus != '\0');
-  vg_json_key (json, "tier");
-  vg_json_int_or_null (json, n->tier);
-  vg_json_key (json, "mem_total");
-  vg_json_int_or_null (json, n->mem_total);
-  vg_json_key (json, "mem_free");
-  vg_json_int_or_null (json, n->mem_free);
-  vg_json_key (json, "access0");
-  add_access (json, n, 0);
-  vg_json_key (json, "access1");
-  add_access (json, n, 1);
+  const char *const keys[] = { "tier", "mem_total", "mem_free" };
+  const long long values[] = { n->tier, n->mem_total, n->mem_free };
+  for (size_t i = 0; i < 3; i++) {
+    vg_json_key (json, keys[i]);
+    vg_json_int_or_null (json, values[i]);
+  }
+  for (int klass = 0; klass < 2; klass++) {
+    vg_json_key (json, klass ? "access1" : "access0");
+    add_access (json, n, klass);
+  }
   vg_json_end_object (json);
 }
 

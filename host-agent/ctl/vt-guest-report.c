@@ -137,16 +137,25 @@ read_access (JsonObject *n, const char *path, VtGuestNode *node, GError **error)
   return ok;
 }
 
+/* Element i of array (path: "nodes[i]") as an object. */
+static JsonObject *
+element_object (JsonArray *array, guint i, const char *path, GError **error)
+{
+  JsonNode *element = json_array_get_element (array, i);
+  if (!JSON_NODE_HOLDS_OBJECT (element)) {
+    g_set_error (error, VT_ERROR, VT_ERROR_INVALID, BAD "%s is %s, not an object", path, kind_of (element));
+    return NULL;
+  }
+  return json_node_get_object (element);
+}
+
 static gboolean
 read_node (JsonArray *nodes, guint i, VtGuestNode *node, GError **error)
 {
   g_autofree char *path = g_strdup_printf ("nodes[%u]", i);
-  JsonNode *element = json_array_get_element (nodes, i);
-  if (!JSON_NODE_HOLDS_OBJECT (element)) {
-    g_set_error (error, VT_ERROR, VT_ERROR_INVALID, BAD "%s is %s, not an object", path, kind_of (element));
+  JsonObject *n = element_object (nodes, i, path, error);
+  if (!n)
     return FALSE;
-  }
-  JsonObject *n = json_node_get_object (element);
   gint64 number;
   gint has_cpus;
   if (!get_count (n, path, "node", FALSE, &number, error) || !get_string (n, path, "cpus", &node->cpus, error)
@@ -165,14 +174,9 @@ static gboolean
 check_tier (JsonArray *tiers, guint i, GError **error)
 {
   g_autofree char *path = g_strdup_printf ("tiers[%u]", i);
-  JsonNode *element = json_array_get_element (tiers, i);
-  if (!JSON_NODE_HOLDS_OBJECT (element)) {
-    g_set_error (error, VT_ERROR, VT_ERROR_INVALID, BAD "%s is %s, not an object", path, kind_of (element));
-    return FALSE;
-  }
-  JsonObject *t = json_node_get_object (element);
+  JsonObject *t = element_object (tiers, i, path, error);
   gint64 tier;
-  if (!get_count (t, path, "tier", FALSE, &tier, error))
+  if (!t || !get_count (t, path, "tier", FALSE, &tier, error))
     return FALSE;
   JsonNode *nodes = member (t, path, "nodes", error);
   if (!nodes)

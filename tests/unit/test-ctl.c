@@ -14,6 +14,7 @@
 #include "ctl/vt-ctl-format.h"
 #include "ctl/vt-heatmap.h"
 #include "vt-dbus-generated.h"
+#include "vt-test-run.h"
 
 #define GiB (G_GUINT64_CONSTANT (1) << 30)
 #define MiB (G_GUINT64_CONSTANT (1) << 20)
@@ -130,17 +131,6 @@ test_format_size (void)
 
 /* ---- ListVMs ---- */
 
-/* The line of `text` that starts with `prefix`. */
-static char *
-line_starting (const char *text, const char *prefix)
-{
-  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  for (guint i = 0; lines[i]; i++)
-    if (g_str_has_prefix (lines[i], prefix))
-      return g_strdup (lines[i]);
-  return NULL;
-}
-
 static void
 test_list_text (void)
 {
@@ -149,7 +139,7 @@ test_list_text (void)
   g_test_message ("%s", text);
 
   g_assert_true (g_str_has_prefix (text, "NAME"));
-  g_autofree char *web = line_starting (text, "web ");
+  g_autofree char *web = vt_test_line_starting (text, "web ");
   g_assert_nonnull (web);
   g_assert_nonnull (strstr (web, "libvirt"));
   g_assert_nonnull (strstr (web, "tracking"));
@@ -161,7 +151,7 @@ test_list_text (void)
   g_assert_nonnull (strstr (web, "12.5 MB/s"));
 
   /* The error follows the VM's own line; an unknown write rate is "-". */
-  g_autofree char *db = line_starting (text, "db ");
+  g_autofree char *db = vt_test_line_starting (text, "db ");
   g_assert_nonnull (db);
   g_assert_nonnull (strstr (db, "error"));
   g_assert_true (g_str_has_suffix (db, "-"));
@@ -169,7 +159,7 @@ test_list_text (void)
   g_assert_nonnull (strstr (text, db_and_error));
 
   /* Columns line up: every field of the header starts where the rows' do. */
-  g_autofree char *header = line_starting (text, "NAME");
+  g_autofree char *header = vt_test_line_starting (text, "NAME");
   g_assert_cmpint (strstr (header, "VIA") - header, ==, strstr (web, "libvirt") - web);
   g_assert_cmpint (strstr (header, "VIA") - header, ==, strstr (db, "qmp") - db);
 }
@@ -764,63 +754,24 @@ fake_vtierd_teardown (FakeVtierd *fake, gconstpointer own_name G_GNUC_UNUSED)
   g_free (fake->dir);
 }
 
-typedef struct {
-  gboolean done;
-  int status;
-  char *out, *err;
-} CtlRun;
-
-static void
-ctl_run_clear (CtlRun *run)
-{
-  g_free (run->out);
-  g_free (run->err);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (CtlRun, ctl_run_clear)
-
-static void
-on_communicated (GObject *source, GAsyncResult *result, gpointer data)
-{
-  CtlRun *run = data;
-  g_autoptr (GError) error = NULL;
-  g_subprocess_communicate_utf8_finish (G_SUBPROCESS (source), result, &run->out, &run->err, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_get_if_exited (G_SUBPROCESS (source)));
-  run->status = g_subprocess_get_exit_status (G_SUBPROCESS (source));
-  run->done = TRUE;
-}
-
 /* Runs vtierctl with args (NULL-terminated) on the fake's bus, serving the
  * fake's calls meanwhile. */
 static void
-run_vtierctl (FakeVtierd *fake, CtlRun *run, ...)
+run_vtierctl (FakeVtierd *fake, VtTestRun *run, ...)
 {
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_ptr_array_add (argv, (gpointer) g_getenv ("VTIERCTL"));
-  va_list ap;
-  va_start (ap, run);
-  for (const char *arg; (arg = va_arg (ap, const char *));)
-    g_ptr_array_add (argv, (gpointer) arg);
-  va_end (ap);
-  g_ptr_array_add (argv, NULL);
-
-  g_autoptr (GSubprocessLauncher) launcher =
-    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr (GSubprocessLauncher) launcher = vt_test_run_launcher ();
   g_subprocess_launcher_setenv (launcher, "VTIER_BUS_ADDRESS", g_test_dbus_get_bus_address (fake->bus), TRUE);
   g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GSubprocess) process =
-    g_subprocess_launcher_spawnv (launcher, (const char *const *) argv->pdata, &error);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8_async (process, NULL, NULL, on_communicated, run);
-  while (!run->done)
-    g_main_context_iteration (NULL, TRUE);
+  va_list ap;
+  va_start (ap, run);
+  vt_test_run_valist (run, launcher, g_getenv ("VTIERCTL"), ap);
+  va_end (ap);
 }
 
 static void
 test_bus_list (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 {
-  g_auto (CtlRun) text = { 0 };
+  g_auto (VtTestRun) text = { 0 };
   run_vtierctl (fake, &text, "list", NULL);
   g_assert_cmpint (text.status, ==, 0);
   g_assert_cmpstr (text.err, ==, "");
@@ -828,7 +779,7 @@ test_bus_list (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   g_assert_nonnull (strstr (text.out, "  error: QMP socket refused the connection\n"));
 
   /* --json before or after the command; nothing but JSON on stdout. */
-  g_auto (CtlRun) json = { 0 };
+  g_auto (VtTestRun) json = { 0 };
   run_vtierctl (fake, &json, "--json", "list", NULL);
   g_assert_cmpint (json.status, ==, 0);
   g_autoptr (JsonNode) root = NULL;
@@ -840,7 +791,7 @@ test_bus_list (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 static void
 test_bus_heat (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 {
-  g_auto (CtlRun) json = { 0 };
+  g_auto (VtTestRun) json = { 0 };
   run_vtierctl (fake, &json, "heat", "web", "--json", NULL);
   g_assert_cmpint (json.status, ==, 0);
   g_autoptr (JsonNode) root = NULL;
@@ -848,7 +799,7 @@ test_bus_heat (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   g_assert_cmpint (json_object_get_int_member (heat, "hot_bytes"), ==, 768 * MiB);
 
   /* An unknown VM: vtierd's message, without the D-Bus error name. */
-  g_auto (CtlRun) unknown = { 0 };
+  g_auto (VtTestRun) unknown = { 0 };
   run_vtierctl (fake, &unknown, "heat", "nosuch", NULL);
   g_assert_cmpint (unknown.status, ==, 1);
   g_assert_cmpstr (unknown.out, ==, "");
@@ -859,7 +810,7 @@ static void
 test_bus_heatmap (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 {
   g_autofree char *path = g_build_filename (fake->dir, "web.png", NULL);
-  g_auto (CtlRun) run = { 0 };
+  g_auto (VtTestRun) run = { 0 };
   run_vtierctl (fake, &run, "heatmap", "web", "-o", path, "--width", "640", "--height", "360", "--json", NULL);
   g_assert_cmpint (run.status, ==, 0);
   g_autoptr (JsonNode) root = NULL;
@@ -873,7 +824,7 @@ test_bus_heatmap (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   cairo_surface_destroy (image);
   g_unlink (path);
 
-  g_auto (CtlRun) empty = { 0 };
+  g_auto (VtTestRun) empty = { 0 };
   run_vtierctl (fake, &empty, "heatmap", "new", "-o", path, NULL);
   g_assert_cmpint (empty.status, ==, 1);
   g_assert_cmpstr (empty.err, ==, "vtierctl: no heat history yet for new\n");
@@ -884,19 +835,19 @@ static void
 test_bus_show (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 {
   /* The VM's row of list, then its guest's view. */
-  g_auto (CtlRun) text = { 0 };
+  g_auto (VtTestRun) text = { 0 };
   run_vtierctl (fake, &text, "show", "web", NULL);
   g_assert_cmpint (text.status, ==, 0);
   g_assert_cmpstr (text.err, ==, "");
   g_assert_true (g_str_has_prefix (text.out, "NAME"));
-  g_autofree char *row = line_starting (text.out, "web ");
+  g_autofree char *row = vt_test_line_starting (text.out, "web ");
   g_assert_nonnull (row);
   g_assert_nonnull (strstr (row, "0: 3.0 GiB, 1: 1.0 GiB"));
-  g_assert_null (line_starting (text.out, "db "));
+  g_assert_null (vt_test_line_starting (text.out, "db "));
   g_assert_nonnull (strstr (text.out, "\n\nguest guest1, kernel 6.12.48+deb13-amd64, reported 3.2 s ago\n"));
   g_assert_true (g_str_has_suffix (text.out, "\nguest sees 2 tiers: node 1 (no CPUs) in tier 75 below node 0 in tier 4\n"));
 
-  g_auto (CtlRun) json = { 0 };
+  g_auto (VtTestRun) json = { 0 };
   run_vtierctl (fake, &json, "show", "web", "--json", NULL);
   g_assert_cmpint (json.status, ==, 0);
   g_autoptr (JsonNode) root = NULL;
@@ -906,17 +857,17 @@ test_bus_show (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   g_assert_cmpfloat (json_object_get_double_member (show, "age_s"), ==, 3.25);
 
   /* Not reported: the row, and what to check. */
-  g_auto (CtlRun) silent = { 0 };
+  g_auto (VtTestRun) silent = { 0 };
   run_vtierctl (fake, &silent, "show", "db", NULL);
   g_assert_cmpint (silent.status, ==, 1);
-  g_autofree char *db = line_starting (silent.out, "db ");
+  g_autofree char *db = vt_test_line_starting (silent.out, "db ");
   g_assert_nonnull (db);
   g_assert_null (strstr (silent.out, "guest "));
   g_assert_cmpstr (silent.err, ==,
                    "vtierctl: VM db has not reported (is vtier-guest --report running in it, "
                    "and does its domain have the org.vtier.guest.0 channel?)\n");
 
-  g_auto (CtlRun) unknown = { 0 };
+  g_auto (VtTestRun) unknown = { 0 };
   run_vtierctl (fake, &unknown, "show", "nosuch", NULL);
   g_assert_cmpint (unknown.status, ==, 1);
   g_assert_cmpstr (unknown.out, ==, "");
@@ -926,7 +877,7 @@ test_bus_show (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 static void
 test_bus_not_running (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 {
-  g_auto (CtlRun) run = { 0 };
+  g_auto (VtTestRun) run = { 0 };
   run_vtierctl (fake, &run, "list", NULL);
   g_assert_cmpint (run.status, ==, 1);
   g_assert_cmpstr (run.out, ==, "");
@@ -946,7 +897,7 @@ test_bus_usage (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
     { "list", "--no-such-option", NULL },
   };
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
-    g_auto (CtlRun) run = { 0 };
+    g_auto (VtTestRun) run = { 0 };
     run_vtierctl (fake, &run, bad[i][0], bad[i][1], NULL);
     g_assert_cmpint (run.status, ==, 2);
     g_assert_cmpstr (run.out, ==, "");
@@ -954,11 +905,11 @@ test_bus_usage (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
     g_assert_nonnull (strstr (run.err, "Usage:"));
   }
 
-  g_auto (CtlRun) help = { 0 };
+  g_auto (VtTestRun) help = { 0 };
   run_vtierctl (fake, &help, "heatmap", "--help", NULL);
   g_assert_cmpint (help.status, ==, 0);
   g_assert_nonnull (strstr (help.out, "--width"));
-  g_auto (CtlRun) main_help = { 0 };
+  g_auto (VtTestRun) main_help = { 0 };
   run_vtierctl (fake, &main_help, "--help", NULL);
   g_assert_cmpint (main_help.status, ==, 0);
   g_assert_nonnull (strstr (main_help.out, "heatmap"));

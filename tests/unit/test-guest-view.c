@@ -17,6 +17,7 @@
 #include "ctl/vt-ctl-format.h"
 #include "../../guest-tools/vg-json.h"
 #include "../../guest-tools/vtier-guest-view.h"
+#include "vt-test-run.h"
 #include "vt-test-tree.h"
 
 #define NODE_DIR "sys/devices/system/node"
@@ -145,6 +146,18 @@ read_view (const char *root, VgView *view)
   int rc = vg_view_read (view, root, err, sizeof err);
   if (rc < 0)
     g_error ("%s", err);
+}
+
+/* The report of the tree under root, as vg_view_format_json() writes it. */
+static char *
+report_of (const char *root)
+{
+  VgView v;
+  read_view (root, &v);
+  char *json = vg_view_format_json (&v);
+  vg_view_clear (&v);
+  g_assert_null (strchr (json, '\n'));  /* one line */
+  return json;
 }
 
 /* ---- the report against the schema ---- */
@@ -279,17 +292,6 @@ test_capture_view (void)
   remove_tree (root);
 }
 
-/* The line of text starting with prefix. */
-static char *
-line_starting (const char *text, const char *prefix)
-{
-  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  for (guint i = 0; lines[i]; i++)
-    if (g_str_has_prefix (lines[i], prefix))
-      return g_strdup (lines[i]);
-  return NULL;
-}
-
 static void
 test_capture_text (void)
 {
@@ -302,9 +304,9 @@ test_capture_text (void)
 
   g_assert_true (g_str_has_prefix (text, "host guest1, kernel 6.12.48+deb13-amd64\n"
                                          "NUMA balancing: 2 (memory-tiering), demotion: enabled\n"));
-  g_autofree char *header = line_starting (text, "NODE");
-  g_autofree char *row0 = line_starting (text, "0 ");
-  g_autofree char *row1 = line_starting (text, "1 ");
+  g_autofree char *header = vt_test_line_starting (text, "NODE");
+  g_autofree char *row0 = vt_test_line_starting (text, "0 ");
+  g_autofree char *row1 = vt_test_line_starting (text, "1 ");
   g_assert_cmpstr (header, ==, "NODE  CPUS  TIER  MEMORY   FREE     LATENCY R/W  BANDWIDTH R/W");
   g_assert_cmpstr (row0, ==, "0     0-1   4     1.9 GiB  1.0 GiB  100/- ns     204800/- MB/s");
   g_assert_cmpstr (row1, ==, "1     -     75    2.9 GiB  2.9 GiB  250/- ns     30720/- MB/s");
@@ -316,12 +318,8 @@ static void
 test_capture_json (void)
 {
   g_autofree char *root = capture_tree ();
-  VgView v;
-  read_view (root, &v);
-  g_autofree char *json = vg_view_format_json (&v);
-  vg_view_clear (&v);
+  g_autofree char *json = report_of (root);
   g_test_message ("%s", json);
-  g_assert_null (strchr (json, '\n'));  /* one line */
 
   g_autoptr (JsonNode) node = NULL;
   JsonObject *r = parse_report (json, &node);
@@ -363,10 +361,7 @@ static void
 test_host_reads_it (void)
 {
   g_autofree char *root = capture_tree ();
-  VgView v;
-  read_view (root, &v);
-  g_autofree char *json = vg_view_format_json (&v);
-  vg_view_clear (&v);
+  g_autofree char *json = report_of (root);
   g_autoptr (GError) error = NULL;
   g_autofree char *text = vt_ctl_format_guest_view_text (json, 1, &error);
   g_assert_no_error (error);
@@ -375,9 +370,7 @@ test_host_reads_it (void)
   remove_tree (root);
 
   g_autofree char *bare_root = bare_tree ();
-  read_view (bare_root, &v);
-  g_autofree char *bare = vg_view_format_json (&v);
-  vg_view_clear (&v);
+  g_autofree char *bare = report_of (bare_root);
   g_autofree char *bare_text = vt_ctl_format_guest_view_text (bare, 1, &error);
   g_assert_no_error (error);
   g_assert_true (g_str_has_suffix (bare_text, "\nguest sees no memory tiers (its kernel has no memory_tiering)\n"));
@@ -420,7 +413,7 @@ test_bare_tree (void)
   g_assert_true (json_object_get_null_member (a1, "read_latency_ns"));
 
   g_assert_nonnull (strstr (text, "NUMA balancing: not in this kernel, demotion: not in this kernel\n"));
-  g_autofree char *row0 = line_starting (text, "0 ");
+  g_autofree char *row0 = vt_test_line_starting (text, "0 ");
   g_assert_cmpstr (row0, ==, "0     0-3   -     1.0 MiB  512.0 KiB  -            -");
   g_assert_true (g_str_has_suffix (text, "\nmemory tiers: none (no memory_tiering in this kernel)\n"));
 
@@ -546,11 +539,7 @@ test_hostname_in_report (void)
   const char *weird = "we\"ird\\host\x01\ttab";
   g_autofree char *file = g_strconcat (weird, "\n", NULL);
   vt_test_put_file (root, "proc/sys/kernel/hostname", file);
-  VgView v;
-  read_view (root, &v);
-  g_autofree char *json = vg_view_format_json (&v);
-  vg_view_clear (&v);
-  g_assert_null (strchr (json, '\n'));
+  g_autofree char *json = report_of (root);
   g_autoptr (JsonNode) node = NULL;
   JsonObject *r = parse_report (json, &node);
   g_assert_cmpstr (json_object_get_string_member (r, "hostname"), ==, weird);
@@ -559,53 +548,29 @@ test_hostname_in_report (void)
 
 /* ---- the binary ---- */
 
-typedef struct {
-  int status;
-  char *out, *err;
-} Run;
-
-static void
-run_clear (Run *run)
-{
-  g_free (run->out);
-  g_free (run->err);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Run, run_clear)
-
 /* Runs vtier-guest with args (NULL-terminated) to completion. */
 static void
-run_guest (Run *run, ...)
+run_guest (VtTestRun *run, ...)
 {
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_ptr_array_add (argv, (gpointer) g_getenv ("VTIER_GUEST"));
+  g_autoptr (GSubprocessLauncher) launcher = vt_test_run_launcher ();
   va_list ap;
   va_start (ap, run);
-  for (const char *arg; (arg = va_arg (ap, const char *));)
-    g_ptr_array_add (argv, (gpointer) arg);
+  vt_test_run_valist (run, launcher, g_getenv ("VTIER_GUEST"), ap);
   va_end (ap);
-  g_ptr_array_add (argv, NULL);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GSubprocess) p = g_subprocess_newv ((const char *const *) argv->pdata,
-    G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, &run->out, &run->err, &error));
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_get_if_exited (p));
-  run->status = g_subprocess_get_exit_status (p);
 }
 
 static void
 test_binary_print (void)
 {
   g_autofree char *root = capture_tree ();
-  g_auto (Run) text = { 0 };
+  g_auto (VtTestRun) text = { 0 };
   run_guest (&text, "--root", root, NULL);
   g_assert_cmpint (text.status, ==, 0);
   g_assert_cmpstr (text.err, ==, "");
   g_assert_true (g_str_has_prefix (text.out, "host guest1, kernel "));
   g_assert_nonnull (strstr (text.out, "\n1     -     75    2.9 GiB"));
 
-  g_auto (Run) json = { 0 };
+  g_auto (VtTestRun) json = { 0 };
   run_guest (&json, "--json", "--root", root, NULL);
   g_assert_cmpint (json.status, ==, 0);
   g_assert_true (g_str_has_suffix (json.out, "}\n"));
@@ -614,7 +579,7 @@ test_binary_print (void)
   g_assert_cmpint (json_object_get_int_member (node_at (r, 1), "tier"), ==, 75);
 
   g_autofree char *empty = g_dir_make_tmp ("vt-guest-XXXXXX", NULL);
-  g_auto (Run) none = { 0 };
+  g_auto (VtTestRun) none = { 0 };
   run_guest (&none, "--root", empty, NULL);
   g_assert_cmpint (none.status, ==, 1);
   g_assert_cmpstr (none.out, ==, "");
@@ -641,7 +606,7 @@ test_binary_report_file (void)
   g_autofree char *root = capture_tree ();
   g_autofree char *port = g_build_filename (root, "port", NULL);
   vt_test_put_file (root, "port", "");
-  g_auto (Run) run = { 0 };
+  g_auto (VtTestRun) run = { 0 };
   run_guest (&run, "--report", "--port", port, "--root", root, NULL);
   g_assert_cmpint (run.status, ==, 0);
   g_assert_cmpstr (run.out, ==, "");
@@ -660,14 +625,14 @@ test_binary_report_fifo (void)
   g_assert_cmpint (mkfifo (port, 0600), ==, 0);
 
   /* Nobody reading: a clear error, not a hang. */
-  g_auto (Run) unread = { 0 };
+  g_auto (VtTestRun) unread = { 0 };
   run_guest (&unread, "--report", "--port", port, "--root", root, NULL);
   g_assert_cmpint (unread.status, ==, 1);
   g_assert_nonnull (strstr (unread.err, "nobody is reading it"));
 
   int fd = open (port, O_RDONLY | O_NONBLOCK);
   g_assert_cmpint (fd, >=, 0);
-  g_auto (Run) run = { 0 };
+  g_auto (VtTestRun) run = { 0 };
   run_guest (&run, "--report", "--port", port, "--root", root, NULL);
   g_assert_cmpint (run.status, ==, 0);
   char buf[65536];
@@ -684,7 +649,7 @@ test_binary_missing_port (void)
 {
   g_autofree char *root = capture_tree ();
   g_autofree char *port = g_build_filename (root, "virtio-ports", "org.vtier.guest.0", NULL);
-  g_auto (Run) once = { 0 };
+  g_auto (VtTestRun) once = { 0 };
   run_guest (&once, "--report", "--port", port, "--root", root, NULL);
   g_assert_cmpint (once.status, ==, 1);
   g_autofree char *expected = g_strdup_printf (
@@ -692,7 +657,7 @@ test_binary_missing_port (void)
     "(does its domain have the org.vtier.guest.0 channel?)\n", port);
   g_assert_cmpstr (once.err, ==, expected);
   /* --interval too stops when the port is not there at the start. */
-  g_auto (Run) repeat = { 0 };
+  g_auto (VtTestRun) repeat = { 0 };
   run_guest (&repeat, "--report", "--interval", "1", "--port", port, "--root", root, NULL);
   g_assert_cmpint (repeat.status, ==, 1);
   g_assert_cmpstr (repeat.err, ==, expected);
@@ -742,13 +707,13 @@ test_binary_usage (void)
     { "--no-such-option", NULL, NULL },
   };
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
-    g_auto (Run) run = { 0 };
+    g_auto (VtTestRun) run = { 0 };
     run_guest (&run, bad[i][0], bad[i][1], bad[i][2], NULL);
     g_assert_cmpint (run.status, ==, 2);
     g_assert_cmpstr (run.out, ==, "");
     g_assert_nonnull (strstr (run.err, "Usage: vtier-guest"));
   }
-  g_auto (Run) help = { 0 };
+  g_auto (VtTestRun) help = { 0 };
   run_guest (&help, "--help", NULL);
   g_assert_cmpint (help.status, ==, 0);
   g_assert_nonnull (strstr (help.out, "--interval N"));
