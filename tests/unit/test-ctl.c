@@ -837,6 +837,7 @@ test_bus_show (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   /* The VM's row of list, then its guest's view. */
   g_auto (VtTestRun) text = { 0 };
   run_vtierctl (fake, &text, "show", "web", NULL);
+  g_test_message ("%s", text.out);
   g_assert_cmpint (text.status, ==, 0);
   g_assert_cmpstr (text.err, ==, "");
   g_assert_true (g_str_has_prefix (text.out, "NAME"));
