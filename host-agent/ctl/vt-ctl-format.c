@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/vt-error.h"
+#include "ctl/vt-guest-report.h"
 
 #define HEAT_BAR_WIDTH 10
 
@@ -598,6 +599,145 @@ vt_ctl_format_heatmap_json (const VtCtlHeatHistory *history, const char *path, g
   json_builder_add_int_value (builder, history->n_rows);
   json_builder_set_member_name (builder, "seconds");
   json_builder_add_double_value (builder, history_span_s (history));
+  json_builder_end_object (builder);
+  return json_text (builder);
+}
+
+/* ---- GetGuestView ---- */
+
+/* "100/- ns": read/write, "-" for a null one; "-" when both are. */
+static char *
+read_write_text (gint64 read, gint64 write, const char *unit)
+{
+  if (read < 0 && write < 0)
+    return g_strdup ("-");
+  g_autofree char *r = read < 0 ? g_strdup ("-") : g_strdup_printf ("%" G_GINT64_FORMAT, read);
+  g_autofree char *w = write < 0 ? g_strdup ("-") : g_strdup_printf ("%" G_GINT64_FORMAT, write);
+  return g_strdup_printf ("%s/%s %s", r, w, unit);
+}
+
+static char *
+optional_size (gint64 bytes)
+{
+  return bytes < 0 ? g_strdup ("-") : vt_ctl_format_size ((guint64) bytes);
+}
+
+static char *
+optional_number (gint64 value)
+{
+  return value < 0 ? g_strdup ("-") : g_strdup_printf ("%" G_GINT64_FORMAT, value);
+}
+
+/* The node with CPUs in the fastest tier (lowest number), or NULL. */
+static const VtGuestNode *
+fastest_cpu_node (const VtGuestReport *r)
+{
+  const VtGuestNode *best = NULL;
+  for (guint i = 0; i < r->nodes->len; i++) {
+    const VtGuestNode *n = &g_array_index (r->nodes, VtGuestNode, i);
+    if (n->has_cpus && n->tier >= 0 && (!best || n->tier < best->tier))
+      best = n;
+  }
+  return best;
+}
+
+/* Where the CPU-less nodes are against the vCPU nodes: lower tier (a larger
+ * number) is what a guest that knows its slow memory should see. */
+static char *
+tier_verdict (const VtGuestReport *r)
+{
+  if (r->n_tiers == 0)
+    return g_strdup ("guest sees no memory tiers (its kernel has no memory_tiering)");
+  g_autoptr (GString) s = g_string_new (NULL);
+  g_string_append_printf (s, "guest sees %u tier%s", r->n_tiers, r->n_tiers == 1 ? "" : "s");
+  const VtGuestNode *top = fastest_cpu_node (r);
+  const char *sep = ": ";
+  for (guint i = 0; i < r->nodes->len; i++) {
+    const VtGuestNode *n = &g_array_index (r->nodes, VtGuestNode, i);
+    if (n->has_cpus)
+      continue;
+    g_string_append_printf (s, "%snode %u (no CPUs) ", sep, n->node);
+    sep = "; ";
+    if (n->tier < 0)
+      g_string_append (s, "in no memory tier");
+    else if (!top)
+      g_string_append_printf (s, "in tier %" G_GINT64_FORMAT ", no node with CPUs in a tier", n->tier);
+    else if (n->tier == top->tier)
+      g_string_append_printf (s, "in tier %" G_GINT64_FORMAT " with node %u: not seen as slower memory",
+                              n->tier, top->node);
+    else
+      g_string_append_printf (s, "in tier %" G_GINT64_FORMAT " %s node %u in tier %" G_GINT64_FORMAT,
+                              n->tier, n->tier > top->tier ? "below" : "above", top->node, top->tier);
+  }
+  if (*sep == ':')
+    g_string_append (s, "; every node has CPUs, so none is slow memory");
+  return g_string_free (g_steal_pointer (&s), FALSE);
+}
+
+char *
+vt_ctl_format_guest_view_text (const char *report, double age_s, GError **error)
+{
+  g_autoptr (VtGuestReport) r = vt_guest_report_parse (report, error);
+  if (!r)
+    return NULL;
+  GString *out = g_string_new (NULL);
+  g_string_append_printf (out, "guest %s, kernel %s, reported %.1f s ago\n", r->hostname, r->kernel, age_s);
+  if (r->numa_balancing < 0)
+    g_string_append (out, "NUMA balancing: not in its kernel");
+  else
+    g_string_append_printf (out, "NUMA balancing: %d (%s)", r->numa_balancing, r->numa_balancing_mode);
+  g_string_append_printf (out, ", demotion: %s\n",
+                          r->demotion_enabled < 0 ? "not in its kernel"
+                          : r->demotion_enabled  ? "enabled"
+                                                 : "disabled");
+  g_auto (Table) table = { 0 };
+  table_init (&table, "lllllll");
+  table_add (&table, g_strdup ("NODE"), g_strdup ("CPUS"), g_strdup ("TIER"), g_strdup ("MEMORY"),
+             g_strdup ("FREE"), g_strdup ("LATENCY R/W"), g_strdup ("BANDWIDTH R/W"));
+  for (guint i = 0; i < r->nodes->len; i++) {
+    const VtGuestNode *n = &g_array_index (r->nodes, VtGuestNode, i);
+    const VtGuestAccess *a = &n->access0;
+    table_add (&table, g_strdup_printf ("%u", n->node), g_strdup (*n->cpus ? n->cpus : "-"),
+               optional_number (n->tier), optional_size (n->mem_total), optional_size (n->mem_free),
+               n->has_access0 ? read_write_text (a->read_latency_ns, a->write_latency_ns, "ns") : g_strdup ("-"),
+               n->has_access0 ? read_write_text (a->read_bandwidth_mbps, a->write_bandwidth_mbps, "MB/s")
+                              : g_strdup ("-"));
+  }
+  g_autofree gsize *widths = table_widths (&table);
+  for (guint i = 0; i < table.rows->len; i++)
+    table_append_row (&table, widths, i, out);
+  g_autofree char *verdict = tier_verdict (r);
+  g_string_append_printf (out, "%s\n", verdict);
+  return g_string_free (out, FALSE);
+}
+
+char *
+vt_ctl_format_show_json (GVariant *vm, const char *report, double age_s, GError **error)
+{
+  g_autoptr (JsonNode) view = NULL;
+  if (report) {
+    g_autoptr (VtGuestReport) checked = vt_guest_report_parse (report, error);
+    if (!checked)
+      return NULL;
+    view = json_from_string (report, NULL);
+  }
+  g_autoptr (JsonBuilder) builder = json_builder_new ();
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "vm");
+  if (vm) {
+    json_builder_begin_object (builder);
+    json_add_dict_members (builder, vm);
+    json_builder_end_object (builder);
+  } else {
+    json_builder_add_null_value (builder);
+  }
+  json_builder_set_member_name (builder, "guest_view");
+  json_builder_add_value (builder, view ? g_steal_pointer (&view) : json_node_new (JSON_NODE_NULL));
+  json_builder_set_member_name (builder, "age_s");
+  if (report)
+    json_builder_add_double_value (builder, age_s);
+  else
+    json_builder_add_null_value (builder);
   json_builder_end_object (builder);
   return json_text (builder);
 }

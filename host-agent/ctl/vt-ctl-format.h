@@ -49,3 +49,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtCtlHeatHistory, vt_ctl_heat_history_free)
 char *vt_ctl_format_heatmap_text (const VtCtlHeatHistory *history, const char *path);
 char *vt_ctl_format_heatmap_json (const VtCtlHeatHistory *history, const char *path,
                                   guint width, guint height);
+
+/* GetGuestView's report (vtier-guest's JSON, guest-tools/README.md) as text
+ * for `vtierctl show`: the guest's name, kernel and settings, its nodes with
+ * tiers and HMAT figures (access0), and a line saying whether its CPU-less
+ * nodes are in a lower memory tier than its vCPU nodes ("guest sees 2
+ * tiers: node 1 (no CPUs) in tier 75 below node 0 in tier 4"). NULL with
+ * VT_ERROR_INVALID naming what is wrong in a bad or partial report. */
+char *vt_ctl_format_guest_view_text (const char *report, double age_s, GError **error);
+/* `vtierctl show --json`: {"vm": {the ListVMs entry, as in
+ * vt_ctl_format_vms_json} | null, "guest_view": {the report} | null,
+ * "age_s": d | null}. vm and report may be NULL (unknown VM, no report);
+ * a bad report fails as above. */
+char *vt_ctl_format_show_json (GVariant *vm, const char *report, double age_s, GError **error);

@@ -14,6 +14,8 @@
 #include "ctl/vt-heatmap.h"
 #include "dbus/vt-dbus-client.h"
 
+/* GetGuestView's error when the guest has not reported. */
+#define NOT_FOUND_ERROR "org.vtier.Error.NotFound"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -158,6 +160,72 @@ run_heatmap (VtDBusManager1 *manager, const char *vm)
   return EXIT_OK;
 }
 
+/* The ListVMs entry named name, or NULL. */
+static GVariant *
+find_vm (GVariant *vms, const char *name)
+{
+  gsize n = g_variant_n_children (vms);
+  for (gsize i = 0; i < n; i++) {
+    g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
+    const char *vm_name;
+    if (g_variant_lookup (vm, "name", "&s", &vm_name) && g_str_equal (vm_name, name))
+      return g_steal_pointer (&vm);
+  }
+  return NULL;
+}
+
+static gboolean
+is_not_found (const GError *error)
+{
+  g_autofree char *name = g_dbus_error_get_remote_error (error);
+  return g_strcmp0 (name, NOT_FOUND_ERROR) == 0;
+}
+
+/* The VM's ListVMs row and what its guest last reported. A guest that has
+ * not reported fails (after the row), as does a bad report. */
+static int
+run_show (VtDBusManager1 *manager, const char *name)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) vms = NULL;
+  if (!vt_dbus_manager1_call_list_vms_sync (manager, &vms, NULL, &error))
+    return call_failed (error);
+  g_autoptr (GVariant) vm = find_vm (vms, name);
+  if (!vm) {
+    g_printerr ("vtierctl: no VM named \"%s\"\n", name);
+    return EXIT_FAILED;
+  }
+  g_autofree char *report = NULL;
+  double age_s = 0;
+  if (!vt_dbus_manager1_call_get_guest_view_sync (manager, name, &report, &age_s, NULL, &error)) {
+    if (!is_not_found (error))
+      return call_failed (error);
+    g_clear_error (&error);
+  }
+
+  g_autofree char *text = NULL;
+  if (opt_json) {
+    text = vt_ctl_format_show_json (vm, report, age_s, &error);
+  } else {
+    g_autoptr (GVariant) one = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE_VARDICT, &vm, 1));
+    g_autofree char *row = vt_ctl_format_vms_text (one);
+    g_autofree char *view = report ? vt_ctl_format_guest_view_text (report, age_s, &error) : NULL;
+    if (!report || view)
+      text = g_strconcat (row, view ? "\n" : "", view, NULL);
+  }
+  if (!text) {
+    g_printerr ("vtierctl: %s: %s\n", name, error->message);
+    return EXIT_FAILED;
+  }
+  print_out (text);
+  if (!report) {
+    g_printerr ("vtierctl: VM %s has not reported (is vtier-guest --report running in it, "
+                "and does its domain have the org.vtier.guest.0 channel?)\n", name);
+    return EXIT_FAILED;
+  }
+  return EXIT_OK;
+}
+
 /* The SetPolicy dictionary of the options given; NULL with *why on a bad one. */
 static GVariant *
 policy_from_options (char **why)
@@ -293,6 +361,8 @@ static const Command commands[] = {
   { "heat", "VM", "A VM's regions of the last aggregation and their heat", TRUE, NULL, run_heat, FALSE },
   { "heatmap", "VM -o FILE.png", "A PNG heat map of a VM's recent aggregations (time × guest RAM)",
     TRUE, heatmap_entries, run_heatmap, FALSE },
+  { "show", "VM", "A VM's row of list, and its guest's own view of its tiers (vtier-guest)", TRUE,
+    NULL, run_show, FALSE },
   { "set", "VM [--weight N] [--min SIZE] [--max SIZE] [--mode MODE]",
     "Change a VM's tiering policy now, and keep it", TRUE, set_entries, run_set, FALSE },
   { "xml", "[-i IN.xml|-] [-o OUT.xml] [--fast SIZE|N% | --slow SIZE|N%] [--fast-nodes LIST] "

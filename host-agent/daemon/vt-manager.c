@@ -362,10 +362,11 @@ on_get_guest_view (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char
   gint64 when = 0;
   const char *report = c ? vt_guest_reader_report (c, &when) : NULL;
   if (!report) {
-    g_dbus_method_invocation_return_error (
-      inv, G_DBUS_ERROR, G_DBUS_ERROR_FILE_NOT_FOUND,
-      c ? "VM %s has not reported its view (no vtier-guest --report in it, or no %s channel)"
-        : "no VM named '%s'%.0s", name, VT_GUEST_CHANNEL_NAME);
+    g_autofree char *why = c ? g_strdup_printf ("VM %s has not reported its view (no vtier-guest "
+                                                "--report in it, or no %s channel)", name,
+                                                VT_GUEST_CHANNEL_NAME)
+                             : g_strdup_printf ("no VM named '%s'", name);
+    g_dbus_method_invocation_return_dbus_error (inv, "org.vtier.Error.NotFound", why);
     return TRUE;
   }
   vt_dbus_manager1_complete_get_guest_view (iface, inv, report,

@@ -14,6 +14,7 @@
 #include "ctl/vt-ctl-format.h"
 #include "ctl/vt-heatmap.h"
 #include "vt-dbus-generated.h"
+#include "vt-test-run.h"
 
 #define GiB (G_GUINT64_CONSTANT (1) << 30)
 #define MiB (G_GUINT64_CONSTANT (1) << 20)
@@ -130,17 +131,6 @@ test_format_size (void)
 
 /* ---- ListVMs ---- */
 
-/* The line of `text` that starts with `prefix`. */
-static char *
-line_starting (const char *text, const char *prefix)
-{
-  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  for (guint i = 0; lines[i]; i++)
-    if (g_str_has_prefix (lines[i], prefix))
-      return g_strdup (lines[i]);
-  return NULL;
-}
-
 static void
 test_list_text (void)
 {
@@ -149,7 +139,7 @@ test_list_text (void)
   g_test_message ("%s", text);
 
   g_assert_true (g_str_has_prefix (text, "NAME"));
-  g_autofree char *web = line_starting (text, "web ");
+  g_autofree char *web = vt_test_line_starting (text, "web ");
   g_assert_nonnull (web);
   g_assert_nonnull (strstr (web, "libvirt"));
   g_assert_nonnull (strstr (web, "tracking"));
@@ -161,7 +151,7 @@ test_list_text (void)
   g_assert_nonnull (strstr (web, "12.5 MB/s"));
 
   /* The error follows the VM's own line; an unknown write rate is "-". */
-  g_autofree char *db = line_starting (text, "db ");
+  g_autofree char *db = vt_test_line_starting (text, "db ");
   g_assert_nonnull (db);
   g_assert_nonnull (strstr (db, "error"));
   g_assert_true (g_str_has_suffix (db, "-"));
@@ -169,7 +159,7 @@ test_list_text (void)
   g_assert_nonnull (strstr (text, db_and_error));
 
   /* Columns line up: every field of the header starts where the rows' do. */
-  g_autofree char *header = line_starting (text, "NAME");
+  g_autofree char *header = vt_test_line_starting (text, "NAME");
   g_assert_cmpint (strstr (header, "VIA") - header, ==, strstr (web, "libvirt") - web);
   g_assert_cmpint (strstr (header, "VIA") - header, ==, strstr (db, "qmp") - db);
 }
@@ -483,6 +473,171 @@ test_heatmap_errors (void)
   g_unlink (path);
 }
 
+/* ---- GetGuestView ---- */
+
+/* A report as vtier-guest sends it from the testbed's guest (the capture of
+ * tests/data/sysfs): node 0 with the vCPUs in tier 4, node 1 CPU-less in
+ * tier 75, HMAT read figures. */
+#define SAMPLE_REPORT \
+  "{\"version\":1,\"hostname\":\"guest1\",\"kernel\":\"6.12.48+deb13-amd64\"," \
+  "\"numa_balancing\":{\"value\":2,\"mode\":\"memory-tiering\"},\"demotion_enabled\":true," \
+  "\"nodes\":[{\"node\":0,\"cpus\":\"0-1\",\"has_cpus\":true,\"tier\":4,\"mem_total\":2044903424," \
+  "\"mem_free\":1090203648,\"access0\":{\"read_latency_ns\":100,\"write_latency_ns\":null," \
+  "\"read_bandwidth_mbps\":204800,\"write_bandwidth_mbps\":null},\"access1\":null}," \
+  "{\"node\":1,\"cpus\":\"\",\"has_cpus\":false,\"tier\":75,\"mem_total\":3128459264," \
+  "\"mem_free\":3098243072,\"access0\":{\"read_latency_ns\":250,\"write_latency_ns\":null," \
+  "\"read_bandwidth_mbps\":30720,\"write_bandwidth_mbps\":null},\"access1\":null}]," \
+  "\"tiers\":[{\"tier\":4,\"nodes\":[0]},{\"tier\":75,\"nodes\":[1]}]}"
+
+/* SAMPLE_REPORT with its one `from` replaced by `to`. */
+static char *
+sample_report_with (const char *from, const char *to)
+{
+  const char *at = strstr (SAMPLE_REPORT, from);
+  g_assert_nonnull (at);
+  g_assert_null (strstr (at + 1, from));
+  return g_strdup_printf ("%.*s%s%s", (int) (at - SAMPLE_REPORT), SAMPLE_REPORT, to, at + strlen (from));
+}
+
+static char *
+guest_view_text (const char *report)
+{
+  g_autoptr (GError) error = NULL;
+  char *text = vt_ctl_format_guest_view_text (report, 3.25, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (text);
+  return text;
+}
+
+static void
+test_guest_view_text (void)
+{
+  g_autofree char *text = guest_view_text (SAMPLE_REPORT);
+  g_test_message ("%s", text);
+  g_assert_cmpstr (text, ==,
+                   "guest guest1, kernel 6.12.48+deb13-amd64, reported 3.2 s ago\n"
+                   "NUMA balancing: 2 (memory-tiering), demotion: enabled\n"
+                   "NODE  CPUS  TIER  MEMORY   FREE     LATENCY R/W  BANDWIDTH R/W\n"
+                   "0     0-1   4     1.9 GiB  1.0 GiB  100/- ns     204800/- MB/s\n"
+                   "1     -     75    2.9 GiB  2.9 GiB  250/- ns     30720/- MB/s\n"
+                   "guest sees 2 tiers: node 1 (no CPUs) in tier 75 below node 0 in tier 4\n");
+}
+
+/* The last line of text (without its newline). */
+static char *
+last_line (const char *text)
+{
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  guint n = g_strv_length (lines);
+  g_assert_cmpuint (n, >=, 2);
+  return g_strdup (lines[n - 2]);
+}
+
+static void
+assert_verdict (const char *from, const char *to, const char *expected)
+{
+  g_autofree char *report = sample_report_with (from, to);
+  g_autofree char *text = guest_view_text (report);
+  g_autofree char *line = last_line (text);
+  g_assert_cmpstr (line, ==, expected);
+}
+
+static void
+test_guest_view_verdicts (void)
+{
+  assert_verdict ("\"tier\":75,\"mem", "\"tier\":4,\"mem",
+                  "guest sees 2 tiers: node 1 (no CPUs) in tier 4 with node 0: not seen as slower memory");
+  assert_verdict ("\"tier\":75,\"mem", "\"tier\":2,\"mem", "guest sees 2 tiers: node 1 (no CPUs) in tier 2 above node 0 in tier 4");
+  assert_verdict ("\"tier\":75,\"mem", "\"tier\":null,\"mem", "guest sees 2 tiers: node 1 (no CPUs) in no memory tier");
+  assert_verdict ("\"cpus\":\"\",\"has_cpus\":false", "\"cpus\":\"2-3\",\"has_cpus\":true",
+                  "guest sees 2 tiers; every node has CPUs, so none is slow memory");
+  assert_verdict ("\"tiers\":[{\"tier\":4,\"nodes\":[0]},{\"tier\":75,\"nodes\":[1]}]", "\"tiers\":[]",
+                  "guest sees no memory tiers (its kernel has no memory_tiering)");
+
+  /* What older kernels lack: dashes and words, not zeros. */
+  g_autofree char *bare = sample_report_with ("\"numa_balancing\":{\"value\":2,\"mode\":\"memory-tiering\"},\"demotion_enabled\":true",
+                                              "\"numa_balancing\":null,\"demotion_enabled\":null");
+  g_autofree char *bare_text = guest_view_text (bare);
+  g_assert_nonnull (strstr (bare_text, "\nNUMA balancing: not in its kernel, demotion: not in its kernel\n"));
+  g_autofree char *no_hmat = sample_report_with ("\"mem_free\":1090203648,\"access0\":{\"read_latency_ns\":100,\"write_latency_ns\":null,"
+                                                 "\"read_bandwidth_mbps\":204800,\"write_bandwidth_mbps\":null}",
+                                                 "\"mem_free\":null,\"access0\":null");
+  g_autofree char *no_hmat_text = guest_view_text (no_hmat);
+  g_assert_nonnull (strstr (no_hmat_text, "\n0     0-1   4     1.9 GiB  -        -            -\n"));
+}
+
+static void
+test_guest_view_bad (void)
+{
+  const struct {
+    const char *from, *to, *message;
+  } bad[] = {
+    { SAMPLE_REPORT, "", "bad guest report: not JSON" },
+    { SAMPLE_REPORT, "[1]", "bad guest report: an array, not an object" },
+    { "{\"version\":1,", "{\"version\":2,", "bad guest report: version 2, this vtierctl reads version 1" },
+    { "{\"version\":1,", "{", "bad guest report: version is missing" },
+    { "\"hostname\":\"guest1\"", "\"hostname\":7", "bad guest report: hostname is a number, not a string" },
+    { "\"value\":2,", "", "bad guest report: numa_balancing.value is missing" },
+    { "\"demotion_enabled\":true", "\"demotion_enabled\":\"yes\"",
+      "bad guest report: demotion_enabled is a string, not true, false or null" },
+    { "\"tier\":75,\"mem", "\"tier\":\"75\",\"mem", "bad guest report: nodes[1].tier is a string, not a whole number >= 0 or null" },
+    { "\"tier\":75,\"mem", "\"tier\":-1,\"mem", "bad guest report: nodes[1].tier is a number, not a whole number >= 0 or null" },
+    { "\"node\":0,", "\"node\":null,", "bad guest report: nodes[0].node is null, not a whole number >= 0" },
+    { "\"read_latency_ns\":250,", "\"read_latency_ns\":2.5,",
+      "bad guest report: nodes[1].access0.read_latency_ns is a fraction, not a whole number >= 0 or null" },
+    { "\"mem_free\":3098243072,\"access0\":{\"read_latency_ns\":250,\"write_latency_ns\":null,"
+      "\"read_bandwidth_mbps\":30720,\"write_bandwidth_mbps\":null}", "\"mem_free\":1,\"access0\":[]",
+      "bad guest report: nodes[1].access0 is an array, not an object or null" },
+    { "\"tiers\":[{\"tier\":4,\"nodes\":[0]},", "\"tiers\":[7,", "bad guest report: tiers[0] is a number, not an object" },
+    { "\"tiers\":[{\"tier\":4,\"nodes\":[0]},{\"tier\":75,\"nodes\":[1]}]}", "\"tiers\":[{\"tier\":4}]}",
+      "bad guest report: tiers[0].nodes is missing" },
+    /* Cut short, as a partial line would be. */
+    { ",{\"tier\":75,\"nodes\":[1]}]}", ",{\"tier\":75,", "bad guest report: not JSON" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+    g_autofree char *report = sample_report_with (bad[i].from, bad[i].to);
+    g_autoptr (GError) error = NULL;
+    g_autofree char *text = vt_ctl_format_guest_view_text (report, 1, &error);
+    g_assert_null (text);
+    g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+    if (!g_str_has_prefix (error->message, bad[i].message))
+      g_error ("case %u: \"%s\" does not start with \"%s\"", i, error->message, bad[i].message);
+    g_clear_error (&error);
+    g_autoptr (GVariant) vms = g_variant_ref_sink (sample_vms ());
+    g_autoptr (GVariant) vm = g_variant_get_child_value (vms, 0);
+    g_autofree char *json = vt_ctl_format_show_json (vm, report, 1, &error);
+    g_assert_null (json);
+    g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  }
+}
+
+static void
+test_show_json (void)
+{
+  g_autoptr (GVariant) vms = g_variant_ref_sink (sample_vms ());
+  g_autoptr (GVariant) web = g_variant_get_child_value (vms, 0);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *json = vt_ctl_format_show_json (web, SAMPLE_REPORT, 2.5, &error);
+  g_assert_no_error (error);
+  g_autoptr (JsonNode) root = NULL;
+  JsonObject *show = parse_object (json, &root);
+  JsonObject *vm = json_object_get_object_member (show, "vm");
+  g_assert_cmpstr (json_object_get_string_member (vm, "name"), ==, "web");
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (vm, "node_bytes"), "1"), ==, 1 * GiB);
+  JsonObject *view = json_object_get_object_member (show, "guest_view");
+  g_assert_cmpstr (json_object_get_string_member (view, "hostname"), ==, "guest1");
+  JsonObject *node1 = json_array_get_object_element (json_object_get_array_member (view, "nodes"), 1);
+  g_assert_cmpint (json_object_get_int_member (node1, "tier"), ==, 75);
+  g_assert_cmpfloat (json_object_get_double_member (show, "age_s"), ==, 2.5);
+
+  g_autofree char *none = vt_ctl_format_show_json (web, NULL, 0, &error);
+  g_assert_no_error (error);
+  g_autoptr (JsonNode) none_root = NULL;
+  JsonObject *empty = parse_object (none, &none_root);
+  g_assert_true (json_object_get_null_member (empty, "guest_view"));
+  g_assert_true (json_object_get_null_member (empty, "age_s"));
+}
+
 /* ---- vtierctl against a fake vtierd ---- */
 
 typedef struct {
@@ -536,6 +691,20 @@ on_get_heat_history (VtDBusManager1 *manager, GDBusMethodInvocation *invocation,
   return TRUE;
 }
 
+/* "web" has reported; "db" has not. */
+static gboolean
+on_get_guest_view (VtDBusManager1 *manager, GDBusMethodInvocation *invocation, const char *vm,
+                   gpointer data G_GNUC_UNUSED)
+{
+  if (strcmp (vm, "web") == 0) {
+    vt_dbus_manager1_complete_get_guest_view (manager, invocation, SAMPLE_REPORT, 3.25);
+    return TRUE;
+  }
+  g_autofree char *message = g_strdup_printf ("%s has not reported", vm);
+  g_dbus_method_invocation_return_dbus_error (invocation, "org.vtier.Error.NotFound", message);
+  return TRUE;
+}
+
 /* A private bus; with own_name, the fake vtierd on it. */
 static void
 fake_vtierd_setup (FakeVtierd *fake, gconstpointer own_name)
@@ -557,6 +726,7 @@ fake_vtierd_setup (FakeVtierd *fake, gconstpointer own_name)
   g_signal_connect (fake->manager, "handle-list-vms", G_CALLBACK (on_list_vms), NULL);
   g_signal_connect (fake->manager, "handle-get-heat", G_CALLBACK (on_get_heat), NULL);
   g_signal_connect (fake->manager, "handle-get-heat-history", G_CALLBACK (on_get_heat_history), NULL);
+  g_signal_connect (fake->manager, "handle-get-guest-view", G_CALLBACK (on_get_guest_view), NULL);
   g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (fake->manager), fake->connection,
                                     "/org/vtier/Manager1", &error);
   g_assert_no_error (error);
@@ -584,63 +754,24 @@ fake_vtierd_teardown (FakeVtierd *fake, gconstpointer own_name G_GNUC_UNUSED)
   g_free (fake->dir);
 }
 
-typedef struct {
-  gboolean done;
-  int status;
-  char *out, *err;
-} CtlRun;
-
-static void
-ctl_run_clear (CtlRun *run)
-{
-  g_free (run->out);
-  g_free (run->err);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (CtlRun, ctl_run_clear)
-
-static void
-on_communicated (GObject *source, GAsyncResult *result, gpointer data)
-{
-  CtlRun *run = data;
-  g_autoptr (GError) error = NULL;
-  g_subprocess_communicate_utf8_finish (G_SUBPROCESS (source), result, &run->out, &run->err, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_get_if_exited (G_SUBPROCESS (source)));
-  run->status = g_subprocess_get_exit_status (G_SUBPROCESS (source));
-  run->done = TRUE;
-}
-
 /* Runs vtierctl with args (NULL-terminated) on the fake's bus, serving the
  * fake's calls meanwhile. */
 static void
-run_vtierctl (FakeVtierd *fake, CtlRun *run, ...)
+run_vtierctl (FakeVtierd *fake, VtTestRun *run, ...)
 {
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_ptr_array_add (argv, (gpointer) g_getenv ("VTIERCTL"));
-  va_list ap;
-  va_start (ap, run);
-  for (const char *arg; (arg = va_arg (ap, const char *));)
-    g_ptr_array_add (argv, (gpointer) arg);
-  va_end (ap);
-  g_ptr_array_add (argv, NULL);
-
-  g_autoptr (GSubprocessLauncher) launcher =
-    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr (GSubprocessLauncher) launcher = vt_test_run_launcher ();
   g_subprocess_launcher_setenv (launcher, "VTIER_BUS_ADDRESS", g_test_dbus_get_bus_address (fake->bus), TRUE);
   g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GSubprocess) process =
-    g_subprocess_launcher_spawnv (launcher, (const char *const *) argv->pdata, &error);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8_async (process, NULL, NULL, on_communicated, run);
-  while (!run->done)
-    g_main_context_iteration (NULL, TRUE);
+  va_list ap;
+  va_start (ap, run);
+  vt_test_run_valist (run, launcher, g_getenv ("VTIERCTL"), ap);
+  va_end (ap);
 }
 
 static void
 test_bus_list (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 {
-  g_auto (CtlRun) text = { 0 };
+  g_auto (VtTestRun) text = { 0 };
   run_vtierctl (fake, &text, "list", NULL);
   g_assert_cmpint (text.status, ==, 0);
   g_assert_cmpstr (text.err, ==, "");
@@ -648,7 +779,7 @@ test_bus_list (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   g_assert_nonnull (strstr (text.out, "  error: QMP socket refused the connection\n"));
 
   /* --json before or after the command; nothing but JSON on stdout. */
-  g_auto (CtlRun) json = { 0 };
+  g_auto (VtTestRun) json = { 0 };
   run_vtierctl (fake, &json, "--json", "list", NULL);
   g_assert_cmpint (json.status, ==, 0);
   g_autoptr (JsonNode) root = NULL;
@@ -660,7 +791,7 @@ test_bus_list (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 static void
 test_bus_heat (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 {
-  g_auto (CtlRun) json = { 0 };
+  g_auto (VtTestRun) json = { 0 };
   run_vtierctl (fake, &json, "heat", "web", "--json", NULL);
   g_assert_cmpint (json.status, ==, 0);
   g_autoptr (JsonNode) root = NULL;
@@ -668,7 +799,7 @@ test_bus_heat (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   g_assert_cmpint (json_object_get_int_member (heat, "hot_bytes"), ==, 768 * MiB);
 
   /* An unknown VM: vtierd's message, without the D-Bus error name. */
-  g_auto (CtlRun) unknown = { 0 };
+  g_auto (VtTestRun) unknown = { 0 };
   run_vtierctl (fake, &unknown, "heat", "nosuch", NULL);
   g_assert_cmpint (unknown.status, ==, 1);
   g_assert_cmpstr (unknown.out, ==, "");
@@ -679,7 +810,7 @@ static void
 test_bus_heatmap (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 {
   g_autofree char *path = g_build_filename (fake->dir, "web.png", NULL);
-  g_auto (CtlRun) run = { 0 };
+  g_auto (VtTestRun) run = { 0 };
   run_vtierctl (fake, &run, "heatmap", "web", "-o", path, "--width", "640", "--height", "360", "--json", NULL);
   g_assert_cmpint (run.status, ==, 0);
   g_autoptr (JsonNode) root = NULL;
@@ -693,7 +824,7 @@ test_bus_heatmap (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   cairo_surface_destroy (image);
   g_unlink (path);
 
-  g_auto (CtlRun) empty = { 0 };
+  g_auto (VtTestRun) empty = { 0 };
   run_vtierctl (fake, &empty, "heatmap", "new", "-o", path, NULL);
   g_assert_cmpint (empty.status, ==, 1);
   g_assert_cmpstr (empty.err, ==, "vtierctl: no heat history yet for new\n");
@@ -701,9 +832,53 @@ test_bus_heatmap (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 }
 
 static void
+test_bus_show (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
+{
+  /* The VM's row of list, then its guest's view. */
+  g_auto (VtTestRun) text = { 0 };
+  run_vtierctl (fake, &text, "show", "web", NULL);
+  g_test_message ("%s", text.out);
+  g_assert_cmpint (text.status, ==, 0);
+  g_assert_cmpstr (text.err, ==, "");
+  g_assert_true (g_str_has_prefix (text.out, "NAME"));
+  g_autofree char *row = vt_test_line_starting (text.out, "web ");
+  g_assert_nonnull (row);
+  g_assert_nonnull (strstr (row, "0: 3.0 GiB, 1: 1.0 GiB"));
+  g_assert_null (vt_test_line_starting (text.out, "db "));
+  g_assert_nonnull (strstr (text.out, "\n\nguest guest1, kernel 6.12.48+deb13-amd64, reported 3.2 s ago\n"));
+  g_assert_true (g_str_has_suffix (text.out, "\nguest sees 2 tiers: node 1 (no CPUs) in tier 75 below node 0 in tier 4\n"));
+
+  g_auto (VtTestRun) json = { 0 };
+  run_vtierctl (fake, &json, "show", "web", "--json", NULL);
+  g_assert_cmpint (json.status, ==, 0);
+  g_autoptr (JsonNode) root = NULL;
+  JsonObject *show = parse_object (json.out, &root);
+  g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (show, "vm"), "name"), ==, "web");
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (show, "guest_view"), "version"), ==, 1);
+  g_assert_cmpfloat (json_object_get_double_member (show, "age_s"), ==, 3.25);
+
+  /* Not reported: the row, and what to check. */
+  g_auto (VtTestRun) silent = { 0 };
+  run_vtierctl (fake, &silent, "show", "db", NULL);
+  g_assert_cmpint (silent.status, ==, 1);
+  g_autofree char *db = vt_test_line_starting (silent.out, "db ");
+  g_assert_nonnull (db);
+  g_assert_null (strstr (silent.out, "guest "));
+  g_assert_cmpstr (silent.err, ==,
+                   "vtierctl: VM db has not reported (is vtier-guest --report running in it, "
+                   "and does its domain have the org.vtier.guest.0 channel?)\n");
+
+  g_auto (VtTestRun) unknown = { 0 };
+  run_vtierctl (fake, &unknown, "show", "nosuch", NULL);
+  g_assert_cmpint (unknown.status, ==, 1);
+  g_assert_cmpstr (unknown.out, ==, "");
+  g_assert_cmpstr (unknown.err, ==, "vtierctl: no VM named \"nosuch\"\n");
+}
+
+static void
 test_bus_not_running (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 {
-  g_auto (CtlRun) run = { 0 };
+  g_auto (VtTestRun) run = { 0 };
   run_vtierctl (fake, &run, "list", NULL);
   g_assert_cmpint (run.status, ==, 1);
   g_assert_cmpstr (run.out, ==, "");
@@ -716,13 +891,14 @@ test_bus_usage (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 {
   const char *const bad[][3] = {
     { "heat", NULL, NULL },            /* no VM */
+    { "show", NULL, NULL },
     { "list", "extra", NULL },         /* an argument too many */
     { "heatmap", "web", NULL },        /* no -o */
     { "frobnicate", NULL, NULL },      /* no such command */
     { "list", "--no-such-option", NULL },
   };
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
-    g_auto (CtlRun) run = { 0 };
+    g_auto (VtTestRun) run = { 0 };
     run_vtierctl (fake, &run, bad[i][0], bad[i][1], NULL);
     g_assert_cmpint (run.status, ==, 2);
     g_assert_cmpstr (run.out, ==, "");
@@ -730,11 +906,11 @@ test_bus_usage (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
     g_assert_nonnull (strstr (run.err, "Usage:"));
   }
 
-  g_auto (CtlRun) help = { 0 };
+  g_auto (VtTestRun) help = { 0 };
   run_vtierctl (fake, &help, "heatmap", "--help", NULL);
   g_assert_cmpint (help.status, ==, 0);
   g_assert_nonnull (strstr (help.out, "--width"));
-  g_auto (CtlRun) main_help = { 0 };
+  g_auto (VtTestRun) main_help = { 0 };
   run_vtierctl (fake, &main_help, "--help", NULL);
   g_assert_cmpint (main_help.status, ==, 0);
   g_assert_nonnull (strstr (main_help.out, "heatmap"));
@@ -766,10 +942,15 @@ main (int argc, char **argv)
   g_test_add_func ("/ctl/heatmap/history-from-variant", test_history_from_variant);
   g_test_add_func ("/ctl/heatmap/png", test_heatmap_png);
   g_test_add_func ("/ctl/heatmap/errors", test_heatmap_errors);
+  g_test_add_func ("/ctl/guest-view/text", test_guest_view_text);
+  g_test_add_func ("/ctl/guest-view/verdicts", test_guest_view_verdicts);
+  g_test_add_func ("/ctl/guest-view/bad", test_guest_view_bad);
+  g_test_add_func ("/ctl/show/json", test_show_json);
   if (can_run_vtierctl ()) {
     g_test_add ("/ctl/bus/list", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_list, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/heat", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_heat, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/heatmap", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_heatmap, fake_vtierd_teardown);
+    g_test_add ("/ctl/bus/show", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_show, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/not-running", FakeVtierd, GINT_TO_POINTER (FALSE), fake_vtierd_setup, test_bus_not_running, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/usage", FakeVtierd, GINT_TO_POINTER (FALSE), fake_vtierd_setup, test_bus_usage, fake_vtierd_teardown);
   } else {
