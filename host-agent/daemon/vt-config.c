@@ -36,7 +36,7 @@ vt_config_new_defaults (void)
   c->high_watermark_pct = 10;
   c->migrate_bytes_per_s = 256ull << 20;
   c->migrate_cpu_ms_per_s = 500;
-  c->promote_min_age = 3;
+  c->promote_min_age = 1;
   c->demote_min_age = 25;
   c->cold_max_pct = 5;
   c->cooldown_s = 30;

@@ -8,6 +8,7 @@
 #include "policy/vt-tiers.h"
 
 #define SAMPLES_PER_REGION 8
+#define HUGE_PAGE (2ull << 20) /* pieces of regions move in whole huge pages */
 
 /* A range just moved one way may not move back before until_us: that, not
  * a freeze, is what keeps memory from ping-ponging (a range moved only in
@@ -165,6 +166,20 @@ eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r,
   return TRUE;
 }
 
+/* Where a move of `bytes` out of region `r`, of which `part` is still to
+ * move, ends: the whole region, or only as much of it as is needed, in
+ * whole huge pages (regions of memory in uniform use grow large, and moving
+ * all of one would overshoot a VM's share). */
+static guint64
+region_piece_end (const VtRegion *r, double part, guint64 bytes)
+{
+  if (part <= 0.0 || part * (double) (r->end - r->start) <= (double) bytes)
+    return r->end;
+  guint64 end = r->start + (guint64) ((double) bytes / part);
+  end = (end + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+  return MIN (end, r->end);
+}
+
 /* Adds jobs moving up to `bytes` of a VM's eligible regions: for promotion
  * the hottest first; for demotion its cold regions first (coldest, oldest),
  * then, if it is still above its share, its warmer ones, coldest first. */
@@ -191,10 +206,12 @@ plan_vm (VtTiering *t, const VtTieringInput *in, const double *frac, gboolean pr
     for (guint i = 0; i < cands->len && planned < bytes; i++) {
       guint idx = g_array_index (cands, Candidate, i).index;
       const VtRegion *r = &in->regions[idx];
-      Job job = { in->key, in->pid, r->start, r->end, node, promote };
+      double part = promote ? 1.0 - frac[idx] : frac[idx];
+      guint64 end = region_piece_end (r, part, bytes - planned);
+      Job job = { in->key, in->pid, r->start, end, node, promote };
       g_array_append_val (jobs, job);
       taken[idx] = TRUE;
-      planned += (guint64) ((promote ? 1.0 - frac[idx] : frac[idx]) * (double) (r->end - r->start));
+      planned += (guint64) (part * (double) (end - r->start));
     }
   }
   return planned;
@@ -319,6 +336,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
       freed += plan_vm (t, in, fracs->pdata[i], FALSE, req[i].current - targets[i], slow, t->jobs);
   }
   guint64 promote_room = room + freed;
+  guint demotions = t->jobs->len;
   for (guint i = 0; i < n && promote_room > 0; i++) {
     const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
     if (in->mode == VT_TIER_MODE_OFF || targets[i] <= hot_top[i])
@@ -329,6 +347,14 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
                                                   MIN (targets[i] - hot_top[i], promote_room),
                                                   top, t->jobs));
   }
+  for (guint i = 0; i < n; i++)
+    g_debug ("tiering %s: target %" G_GUINT64_FORMAT " MiB, top tier %" G_GUINT64_FORMAT
+             " MiB (hot %" G_GUINT64_FORMAT "), demand %" G_GUINT64_FORMAT " MiB",
+             g_array_index (inputs, VtTieringInput, i).name, targets[i] >> 20, req[i].current >> 20,
+             hot_top[i] >> 20, req[i].demand >> 20);
+  g_debug ("tiering: top free %" G_GUINT64_FORMAT " MiB, %s; %u demotion(s) (%" G_GUINT64_FORMAT
+           " MiB), %u promotion(s)", tiers->top_free >> 20, t->demoting ? "demoting" : "not demoting",
+           demotions, freed >> 20, t->jobs->len - demotions);
 }
 
 static gboolean
