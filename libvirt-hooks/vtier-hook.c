@@ -5,7 +5,11 @@
  * calls back into libvirt, waits at most a couple of seconds for vtierd, and
  * always exits 0 — a guest starts whether or not vtierd runs (vtierd finds
  * the running domains itself when it comes back). */
+#include <errno.h>
+#include <glib/gstdio.h>
+
 #include "common/vt-error.h"
+#include "common/vt-guest-channel.h"
 #include "common/vt-xml.h"
 #include "dbus/vt-dbus-client.h"
 
@@ -54,6 +58,12 @@ main (int argc, char **argv)
   g_io_channel_set_encoding (in, NULL, NULL);
   if (g_io_channel_read_to_end (in, &xml, &len, NULL) != G_IO_STATUS_NORMAL)
     len = 0;
+
+  /* A domain from `vtierctl xml` has its guest channel's socket there, and
+   * QEMU does not make the directory: without it the guest would not start,
+   * vtierd running or not. */
+  if (g_str_equal (argv[2], "prepare") && g_mkdir_with_parents (VT_GUEST_CHANNEL_DIR, 0755) < 0)
+    g_printerr ("vtier hook: cannot make %s: %s\n", VT_GUEST_CHANNEL_DIR, g_strerror (errno));
 
   Action action = action_for (argv[2]);
   if (action == ACTION_NONE)

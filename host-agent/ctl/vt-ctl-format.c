@@ -280,6 +280,9 @@ vt_ctl_format_vms_text (GVariant *vms)
     g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
     if (g_strcmp0 (lookup_str (vm, "state", ""), "error") == 0)
       g_string_append_printf (out, "  error: %s\n", lookup_str (vm, "error", "(no reason given)"));
+    if (*lookup_str (vm, "policy_error", ""))
+      g_string_append_printf (out, "  policy: its domain's vtier metadata is rejected, the policy "
+                              "shown stays: %s\n", lookup_str (vm, "policy_error", ""));
   }
   return g_string_free (out, FALSE);
 }

@@ -1,5 +1,8 @@
 #include "daemon/vt-manager.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
+
 #include "access/vt-access.h"
 #include "daemon/vt-policies.h"
 #include "daemon/vt-vm.h"
@@ -453,6 +456,8 @@ vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir)
                  vt_access_unavailable_reason (m->access, all[i]));
 
   m->policies = vt_policies_new (config->vm_policies, config->policy_file);
+  if (g_mkdir_with_parents (VT_GUEST_CHANNEL_DIR, 0755) < 0)
+    g_debug ("%s: %s (guests' reports are read from there)", VT_GUEST_CHANNEL_DIR, g_strerror (errno));
   if (config->tiering) {
     VtTieringConfig tc = {
       config->tiering_interval_ms, config->reserve_bytes, config->low_watermark_pct,

@@ -52,6 +52,8 @@ sample_vms (void)
   add_node_bytes (&web, 0, 3 * GiB, 1, 1 * GiB);
   g_variant_builder_add (&web, "{sv}", "nr_regions", g_variant_new_uint32 (42));
   g_variant_builder_add (&web, "{sv}", "write_mbps", g_variant_new_double (12.5));
+  g_variant_builder_add (&web, "{sv}", "policy_error",
+                         g_variant_new_string ("vtier metadata: <weight> must be 1..10000, not 0"));
   g_variant_builder_add (&vms, "a{sv}", &web);
 
   g_variant_builder_init (&db, G_VARIANT_TYPE_VARDICT);
@@ -157,6 +159,12 @@ test_list_text (void)
   g_assert_true (g_str_has_suffix (db, "-"));
   g_autofree char *db_and_error = g_strconcat (db, "\n  error: QMP socket refused the connection\n", NULL);
   g_assert_nonnull (strstr (text, db_and_error));
+
+  /* A rejected metadata policy follows its VM's line too. */
+  g_autofree char *web_and_policy = g_strconcat (web, "\n  policy: its domain's vtier metadata is "
+                                                 "rejected, the policy shown stays: vtier metadata: "
+                                                 "<weight> must be 1..10000, not 0\n", NULL);
+  g_assert_nonnull (strstr (text, web_and_policy));
 
   /* Columns line up: every field of the header starts where the rows' do. */
   g_autofree char *header = vt_test_line_starting (text, "NAME");

@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""libvirt drives vtier (issue: libvirt and the guest), with real libvirtd:
+a domain made by `vtierctl xml` (a DRAM cell with the vCPU, a CPU-less slow
+cell, HMAT interconnects, the guest channel), with vtier metadata and an odd
+name, is registered by the hook when it starts, with its policy; a
+`virsh metadata --live` change moves vtierd's target shares within 5 s;
+malformed metadata is reported and changes nothing, guest and vtierd run on;
+`vtierctl set` writes the metadata (one source of truth); a restarted vtierd
+finds the domain again with its policy; inside the guest the CPU-less node is
+in a lower memory tier, vtier-guest reports it and `vtierctl show` shows it;
+stopped, the hook unregisters it. DRAM is made small (a host process holds
+part of node0) and a second, bare-QEMU VM is hot too, so the top tier is
+contended and the weights decide the shares."""
+import json
+import subprocess
+import time
+
+import testbed
+from testbed import check, figure
+
+URI = "http://vtier.org/xmlns/domain/1.0"
+NAME = 'tiered vm "α" & co'
+
+with open("/proc/sys/kernel/numa_balancing", "w") as f:
+    f.write("0")
+testbed.hold_dram(560)
+testbed.libvirtd_start()
+vtierd = testbed.Vtierd().start()
+
+other = testbed.Guest.start("other", size=300, hot=260)
+g = testbed.LibvirtGuest.start_tiered(
+    NAME, size=300, hot=260, fast="60%",
+    metadata=f"<vtier:tiering xmlns:vtier='{URI}'><vtier:weight>200</vtier:weight></vtier:tiering>")
+cells = g.xml.count("<cell ")
+check(cells == 2 and "<interconnects>" in g.xml and "org.vtier.guest.0" in g.xml,
+      "vtierctl xml made two cells, HMAT interconnects and the guest channel")
+other.wait_ready(timeout=300)
+g.wait_ready(timeout=300)
+
+
+def log_has(text):
+    return text in open(f"{testbed.RESULTS}/vtierd.log", errors="replace").read()
+
+
+check(log_has(f"libvirt hook: domain {NAME} ("), "the hook registered the domain with vtierd")
+vm = testbed.wait_for("vtierd to track the domain", lambda: (lambda v: v if v and v["state"] == "tracking"
+                      else None)(vtierd.vm(NAME)), 90)
+check(vm["weight"] == 200 and vm["policy_source"] == "metadata",
+      f"with its metadata's policy (weight {vm['weight']}, from {vm['policy_source']})")
+testbed.wait_for("both VMs' shares", lambda: vtierd.vm("other")["target_bytes"] > 0
+                 and vtierd.vm(NAME)["target_bytes"] > 0, 60)
+time.sleep(5)
+
+
+def targets():
+    return vtierd.vm(NAME)["target_bytes"], vtierd.vm("other")["target_bytes"]
+
+
+before = targets()
+print(f"targets at weight 200:100: {before[0] >> 20} / {before[1] >> 20} MiB")
+
+
+def virsh_metadata(xml):
+    return testbed.virsh("metadata", NAME, URI, "--key", "vtier", "--live", "--set", xml, check=False)
+
+
+# A live change: weight 50, now below the other VM's 100.
+t0 = time.monotonic()
+r = virsh_metadata("<tiering><weight>50</weight></tiering>")
+check(r.returncode == 0, f"virsh metadata --live --set ({r.stderr.strip()})")
+after = testbed.wait_for("the shares to follow the metadata", lambda: (lambda t: t if
+                         vtierd.vm(NAME)["weight"] == 50 and t[0] < before[0] else None)(targets()),
+                         5, 0.2)
+took = time.monotonic() - t0
+figure("metadata_to_shares_s", round(took, 2), "s")
+print(f"targets at weight 50:100: {after[0] >> 20} / {after[1] >> 20} MiB after {took:.1f} s")
+check(after[0] < before[0] and after[1] > before[1] and took <= 5,
+      f"vtierd's target shares changed within 5 s ({took:.1f} s)")
+
+# Malformed metadata: said, and nothing else changes.
+r = virsh_metadata("<tiering><weight>0</weight><wieght>3</wieght></tiering>")
+err = testbed.wait_for("the metadata error", lambda: vtierd.vm(NAME)["policy_error"], 5, 0.2)
+listing = subprocess.run(["vtierctl", "list"], capture_output=True, text=True).stdout
+print(listing)
+check("weight" in err and "vtier metadata" in listing, f"malformed metadata is named: {err}")
+check(vtierd.vm(NAME)["weight"] == 50, "and the previous policy stays")
+check(g.alive() and vtierd.alive(), "the guest and vtierd run on")
+check(log_has("invalid vtier metadata"), "vtierd's log says so too")
+
+# vtierctl set on a libvirt domain writes its metadata.
+subprocess.run(["vtierctl", "set", NAME, "--weight", "150", "--min", "64M"], check=True)
+shown = testbed.virsh("metadata", NAME, URI).stdout
+print(f"virsh metadata after vtierctl set: {shown.strip()}")
+check("<weight>150</weight>" in shown, "vtierctl set wrote the domain's metadata")
+vm = vtierd.vm(NAME)
+check(vm["weight"] == 150 and vm["min"] == 64 << 20 and not vm["policy_error"],
+      "and vtierd applies it (the metadata is valid again)")
+
+# A restarted vtierd finds the domain with its policy.
+vtierd.stop()
+vtierd = testbed.Vtierd().start()
+vm = testbed.wait_for("vtierd to find the domain again", lambda: vtierd.vm(NAME), 30)
+check(vm["weight"] == 150 and vm["policy_source"] == "metadata",
+      "a restarted vtierd finds the domain again with its policy")
+
+# The guest's own view: two tiers, the CPU-less node the lower one.
+view = next((ln.split(" JSON ", 1)[1] for ln in g.lines() if ln.startswith("VTIER-GUEST-VIEW JSON ")), None)
+print(f"guest view: {view}")
+nodes = {n["node"]: n for n in json.loads(view)["nodes"]} if view else {}
+check(len(nodes) == 2 and nodes[0]["has_cpus"] and not nodes[1]["has_cpus"]
+      and nodes[1]["tier"] > nodes[0]["tier"],
+      "inside the guest the CPU-less node is in a lower memory tier than the vCPU node")
+check(nodes.get(1, {}).get("access0") is not None, "with HMAT figures")
+show = testbed.wait_for("vtierctl show", lambda: (lambda r: r if r.returncode == 0 else None)(
+    subprocess.run(["vtierctl", "show", NAME], capture_output=True, text=True)), 30, 1)
+print(show.stdout)
+check("below node 0" in show.stdout, "vtier-guest reported it and vtierctl show shows it")
+
+g.stop()
+testbed.wait_for("vtierd to drop the domain", lambda: vtierd.vm(NAME) is None, 10, 0.5)
+check(vtierd.vm(NAME) is None and log_has(f"libvirt hook: domain {NAME} (")
+      and log_has("stopped"), "stopped, the hook unregistered it")
+check(vtierd.alive() and vtierd.vm("other") is not None, "vtierd still runs, the other VM tracked")
+passes, errors, corrupt = other.verify(timeout=200)
+check(errors == 0 and not corrupt, "the other guest's checksums pass")
+vtierd.stop()
+other.stop()
+testbed.finish()
