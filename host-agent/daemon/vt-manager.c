@@ -283,6 +283,17 @@ caller_is_root (GDBusMethodInvocation *inv)
   return uid == 0;
 }
 
+/* FALSE, the caller told, unless root calls. */
+static gboolean
+require_root (GDBusMethodInvocation *inv, const char *what)
+{
+  if (caller_is_root (inv))
+    return TRUE;
+  g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED,
+                                         "only root may %s", what);
+  return FALSE;
+}
+
 /* Applies SetPolicy's keys over `p`; FALSE with the message of the first bad one. */
 static gboolean
 apply_policy_keys (GVariant *dict, VtVmPolicy *p, char **why)
@@ -318,11 +329,8 @@ on_set_policy (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *na
                GVariant *dict, gpointer data)
 {
   VtManager *m = data;
-  if (!caller_is_root (inv)) {
-    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED,
-                                           "only root may change a VM's tiering");
+  if (!require_root (inv, "change a VM's tiering"))
     return TRUE;
-  }
   if (!g_hash_table_contains (m->vms, name)) {
     g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS,
                                            "no VM named '%s'", name);
@@ -384,11 +392,8 @@ on_register_domain (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const cha
                     const char *uuid, gpointer data)
 {
   VtManager *m = data;
-  if (!caller_is_root (inv)) {
-    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED,
-                                           "only root may register a domain");
+  if (!require_root (inv, "register a domain"))
     return TRUE;
-  }
   if (!m->libvirt) {
     g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_NOT_SUPPORTED,
                                            "vtierd does not watch libvirt ([discovery] libvirt=false)");
@@ -406,11 +411,8 @@ on_unregister_domain (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const c
                       const char *uuid, gpointer data)
 {
   VtManager *m = data;
-  if (!caller_is_root (inv)) {
-    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED,
-                                           "only root may unregister a domain");
+  if (!require_root (inv, "unregister a domain"))
     return TRUE;
-  }
   g_message ("libvirt hook: domain %s (%s) stopped", name, uuid);
   g_autofree char *n = g_strdup (name), *u = g_strdup (uuid);
   vt_dbus_manager1_complete_unregister_domain (iface, inv);

@@ -455,15 +455,13 @@ class LibvirtGuest(Guest):
     """An L2 guest defined and started through libvirt, with the workload, a
     DRAM cell with its vCPU and a CPU-less cell of `slow_cell` MiB."""
 
+    # A domain booting the L2 kernel into the workload; {cpu} places its
+    # vCPU and memory.
     XML = """<domain type='kvm'>
   <name>{name}</name>
+  <metadata>{metadata}</metadata>
   <memory unit='MiB'>{mem}</memory>
-  <vcpu placement='static' cpuset='0-1'>1</vcpu>
-  <cputune><emulatorpin cpuset='0-1'/></cputune>
-  <cpu mode='host-passthrough'><numa>
-    <cell id='0' cpus='0' memory='{fast}' unit='MiB'/>
-    <cell id='1' memory='{slow}' unit='MiB'/>
-  </numa></cpu>
+{cpu}
   <os><type arch='x86_64' machine='q35'>hvm</type><kernel>{kernel}</kernel><initrd>{initrd}</initrd>
     <cmdline>console=ttyS0 quiet panic=-1 mitigations=off vtwl={wl}</cmdline></os>
   <on_poweroff>destroy</on_poweroff>
@@ -472,6 +470,20 @@ class LibvirtGuest(Guest):
   </devices>
 </domain>
 """
+    TWO_CELLS = """  <vcpu placement='static' cpuset='0-1'>1</vcpu>
+  <cputune><emulatorpin cpuset='0-1'/></cputune>
+  <cpu mode='host-passthrough'><numa>
+    <cell id='0' cpus='0' memory='{fast}' unit='MiB'/>
+    <cell id='1' memory='{slow}' unit='MiB'/>
+  </numa></cpu>"""
+
+    @classmethod
+    def _xml(cls, g, mem, wl, cpu, metadata=""):
+        from xml.sax.saxutils import escape
+        return cls.XML.format(name=escape(g.name), metadata=metadata, mem=mem, cpu=cpu,
+                              kernel=sorted(glob.glob("/boot/vmlinuz-*"))[-1], initrd=L2_INITRD,
+                              wl=",".join(f"{k}={v}" for k, v in wl.items()),
+                              log=escape(g.log_path, {"'": "&apos;"}))
 
     @classmethod
     def start(cls, name, size, hot, slow_cell=128, verify=60, extra=None, **_):
@@ -480,62 +492,38 @@ class LibvirtGuest(Guest):
         mem = guest_mem_mib(size)
         wl = {"size": size, "hot": hot, "verify": verify}
         wl.update(extra or {})
-        xml = cls.XML.format(name=name, mem=mem, fast=mem - slow_cell, slow=slow_cell,
-                             kernel=sorted(glob.glob("/boot/vmlinuz-*"))[-1], initrd=L2_INITRD,
-                             wl=",".join(f"{k}={v}" for k, v in wl.items()), log=g.log_path)
-        path = f"{RUN}/{name}.xml"
-        with open(path, "w") as f:
-            f.write(xml)
-        if os.path.exists(g.log_path):
-            os.unlink(g.log_path)
-        virsh("define", path)
-        g.started = time.monotonic()
-        virsh("start", name)
-        _guests.append(g)
+        xml = cls._xml(g, mem, wl, cls.TWO_CELLS.format(fast=mem - slow_cell, slow=slow_cell))
+        g._define_and_start(xml)
         log(f"started libvirt domain {name}: {mem} MiB in two cells, workload {wl}, pid {g.pid}")
         return g
 
-    PLAIN_XML = """<domain type='kvm'>
-  <name>{name}</name>
-  <metadata>{metadata}</metadata>
-  <memory unit='MiB'>{mem}</memory>
-  <vcpu placement='static'>1</vcpu>
-  <os><type arch='x86_64' machine='q35'>hvm</type><kernel>{kernel}</kernel><initrd>{initrd}</initrd>
-    <cmdline>console=ttyS0 quiet panic=-1 mitigations=off vtwl={wl}</cmdline></os>
-  <on_poweroff>destroy</on_poweroff>
-  <devices>
-    <serial type='file'><source path='{log}'/><target port='0'/></serial>
-  </devices>
-</domain>
-"""
+    def _define_and_start(self, xml):
+        self.xml = xml
+        path = f"{RUN}/domain-{len(_guests)}.xml"
+        with open(path, "w") as f:
+            f.write(xml)
+        if os.path.exists(self.log_path):
+            os.unlink(self.log_path)
+        virsh("define", path)
+        self.started = time.monotonic()
+        virsh("start", self.name)
+        _guests.append(self)
 
     @classmethod
     def start_tiered(cls, name, size, hot, fast="50%", metadata="", verify=60):
         """A plain one-cell domain (with `metadata` in <metadata>) rewritten
         by `vtierctl xml` into a DRAM cell and a CPU-less slow cell, then
         defined and started. The name may hold any character libvirt takes."""
-        from xml.sax.saxutils import escape
         g = cls(name)
         os.makedirs(RUN, exist_ok=True)
         mem = guest_mem_mib(size)
-        wl = ",".join(f"{k}={v}" for k, v in {"size": size, "hot": hot, "verify": verify}.items())
-        plain = cls.PLAIN_XML.format(name=escape(name), metadata=metadata, mem=mem,
-                                     kernel=sorted(glob.glob("/boot/vmlinuz-*"))[-1],
-                                     initrd=L2_INITRD, wl=wl, log=escape(g.log_path, {"'": "&apos;"}))
+        wl = {"size": size, "hot": hot, "verify": verify}
+        plain = cls._xml(g, mem, wl, "  <vcpu placement='static'>1</vcpu>", metadata)
         tiered = subprocess.run(["vtierctl", "xml", "--fast", fast], input=plain, capture_output=True,
                                 text=True)
         if tiered.returncode != 0:
             raise RuntimeError(f"vtierctl xml: {tiered.stderr.strip()}")
-        g.xml = tiered.stdout
-        path = f"{RUN}/tiered-{len(_guests)}.xml"
-        with open(path, "w") as f:
-            f.write(g.xml)
-        if os.path.exists(g.log_path):
-            os.unlink(g.log_path)
-        virsh("define", path)
-        g.started = time.monotonic()
-        virsh("start", name)
-        _guests.append(g)
+        g._define_and_start(tiered.stdout)
         log(f"started libvirt domain {name!r} from vtierctl xml: {mem} MiB, workload {wl}, pid {g.pid}")
         return g
 
