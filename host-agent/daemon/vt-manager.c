@@ -49,7 +49,7 @@ tiering_inputs (GArray *inputs, gpointer data)
     VtTieringInput in = {
       .key = vm, .name = vt_vm_get_name (vm), .pid = vt_vm_get_pid (vm),
       .max_accesses = vt_tracker_max_accesses (t), .hot_threshold = vt_tracker_hot_threshold (t),
-      .size = vt_vm_get_ram_map (vm)->total, .demand = vt_tracker_hot_bytes (t),
+      .size = vt_vm_get_ram_map (vm)->total, .demand = vt_tracker_demand_bytes (t),
       .weight = p.weight, .min = p.min, .max = p.max, .mode = p.mode,
       .fast_nodes = vt_policies_fast_nodes (m->policies, vt_vm_get_name (vm)),
       .slow_nodes = vt_policies_slow_nodes (m->policies, vt_vm_get_name (vm)),
@@ -147,6 +147,8 @@ vm_variant (VtManager *m, VtVm *vm)
   VtTieringStats none = { 0 };
   if (!st)
     st = &none;
+  VtTracker *tracker = vt_vm_get_tracker (vm);
+  g_variant_dict_insert (&d, "demand_bytes", "t", tracker ? vt_tracker_demand_bytes (tracker) : 0);
   g_variant_dict_insert (&d, "target_bytes", "t", st->target);
   g_variant_dict_insert (&d, "top_bytes", "t", st->top_bytes);
   g_variant_dict_insert (&d, "promoted_bytes", "t", st->promoted);
@@ -385,6 +387,22 @@ on_get_guest_view (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char
   return TRUE;
 }
 
+typedef struct {
+  VtManager *m;
+  char *name, *uuid;
+} HookCall;
+
+static void
+register_later (gpointer data)
+{
+  HookCall *call = data;
+  if (call->m->libvirt)
+    vt_libvirt_discovery_register (call->m->libvirt, call->name, call->uuid);
+  g_free (call->name);
+  g_free (call->uuid);
+  g_free (call);
+}
+
 /* The libvirt hook's calls: answered at once, acted on later (the hook runs
  * while libvirt holds the domain). */
 static gboolean
@@ -400,9 +418,12 @@ on_register_domain (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const cha
     return TRUE;
   }
   g_message ("libvirt hook: domain %s (%s) started", name, uuid);
+  /* Looked up from the main loop, after the reply: libvirt may hold the
+   * domain until the hook returns. */
+  HookCall *call = g_new (HookCall, 1);
+  *call = (HookCall) { m, g_strdup (name), g_strdup (uuid) };
   vt_dbus_manager1_complete_register_domain (iface, inv);
-  g_autofree char *n = g_strdup (name), *u = g_strdup (uuid);
-  vt_libvirt_discovery_register (m->libvirt, n, u);
+  g_idle_add_once (register_later, call);
   return TRUE;
 }
 

@@ -5,6 +5,10 @@
 #include "common/vt-error.h"
 
 #define HOT_WINDOW 5
+/* The demand a VM's share is computed from: hot bytes over ~10 s, so that a
+ * hot set accessed at a low rate, whose regions flicker around the hot
+ * threshold, does not make its share (and its memory) swing. */
+#define DEMAND_WINDOW 50
 
 struct _VtTracker {
   const VtRamMap *map;
@@ -15,7 +19,7 @@ struct _VtTracker {
   guint64 aggregations;
   /* Hot bytes of the last aggregations: one 200 ms aggregation is noisy
    * when the guest's vCPU is descheduled, so the reported figure is their mean. */
-  guint64 recent_hot[HOT_WINDOW];
+  guint64 recent_hot[DEMAND_WINDOW]; /* a ring, by aggregation number */
   /* own sampler */
   guint sample_timer;
   guint samples_per_aggr, samples;
@@ -62,7 +66,7 @@ record_aggregation (VtTracker *t)
   else
     t->history_len++;
   vt_heat_row_fill (&t->history[slot], t->map, r, n, vt_region_set_max_accesses (t->regions));
-  t->recent_hot[t->aggregations % HOT_WINDOW] =
+  t->recent_hot[t->aggregations % DEMAND_WINDOW] =
     vt_region_set_bytes_at_least (t->regions, t->hot_threshold);
   t->aggregations++;
 }
@@ -182,14 +186,27 @@ vt_tracker_hot_threshold (VtTracker *t)
   return t->hot_threshold;
 }
 
+/* The mean hot bytes of the last `window` aggregations. */
+static guint64
+recent_hot_mean (VtTracker *t, guint window)
+{
+  guint n = (guint) MIN (t->aggregations, window);
+  guint64 sum = 0;
+  for (guint i = 1; i <= n; i++)
+    sum += t->recent_hot[(t->aggregations - i) % DEMAND_WINDOW];
+  return n ? sum / n : 0;
+}
+
 guint64
 vt_tracker_hot_bytes (VtTracker *t)
 {
-  guint n = (guint) MIN (t->aggregations, HOT_WINDOW);
-  guint64 sum = 0;
-  for (guint i = 0; i < n; i++)
-    sum += t->recent_hot[i];
-  return n ? sum / n : 0;
+  return recent_hot_mean (t, HOT_WINDOW);
+}
+
+guint64
+vt_tracker_demand_bytes (VtTracker *t)
+{
+  return recent_hot_mean (t, DEMAND_WINDOW);
 }
 
 guint64

@@ -278,6 +278,15 @@ free_allowed (gpointer nodes)
     g_array_unref (nodes);
 }
 
+/* How far a VM may be from its target before memory moves: residency is
+ * estimated from samples and heat flickers, and moving memory to chase
+ * that noise would move it back and forth. */
+static guint64
+dead_band (guint64 target)
+{
+  return target / 32;
+}
+
 static void
 round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
 {
@@ -312,7 +321,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 promote_due = 0;
   for (guint i = 0; i < n; i++) {
     vm_state (t, g_array_index (inputs, VtTieringInput, i).key)->stats.target = targets[i];
-    if (req[i].mode != VT_TIER_MODE_OFF && targets[i] > hot_top[i])
+    if (req[i].mode != VT_TIER_MODE_OFF && targets[i] > hot_top[i] + dead_band (targets[i]))
       promote_due += targets[i] - hot_top[i];
   }
   guint64 low = tiers->top_total * c->low_watermark_pct / 100;
@@ -327,7 +336,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 freed = 0;
   for (guint i = 0; i < n; i++) {
     const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
-    if (in->mode == VT_TIER_MODE_OFF || req[i].current <= targets[i])
+    if (in->mode == VT_TIER_MODE_OFF || req[i].current <= targets[i] + dead_band (targets[i]))
       continue;
     if (!t->demoting && in->mode != VT_TIER_MODE_SLOW_ONLY)
       continue;
@@ -339,7 +348,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint demotions = t->jobs->len;
   for (guint i = 0; i < n && promote_room > 0; i++) {
     const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
-    if (in->mode == VT_TIER_MODE_OFF || targets[i] <= hot_top[i])
+    if (in->mode == VT_TIER_MODE_OFF || targets[i] <= hot_top[i] + dead_band (targets[i]))
       continue;
     int top = vt_host_tiers_pick (tiers, TRUE, allowed->pdata[i], in->fast_nodes);
     if (top >= 0)

@@ -209,6 +209,7 @@ class Guest:
         os.makedirs(RUN, exist_ok=True)
         os.makedirs(AGENT_QMP_DIR, exist_ok=True)
         mem = mem or guest_mem_mib(size)
+        g.mem = mem
         wl = {"size": size, "hot": hot, "pattern": pattern, "mode": mode, "verify": verify}
         wl.update(extra or {})
         backend_obj = {
@@ -334,6 +335,18 @@ class Guest:
     def placement(self, kind, gen=None):
         """The probe's summary for the hot or cold pages: {'nodes': {...}, ...}."""
         return tbprobe.summarize(self.pid, self._translation(kind, gen))
+
+    def placement_ram(self):
+        """The probe's summary for all of the guest's RAM (guest-physical
+        2 MiB up to its size: the first 2 MiB hold the legacy holes)."""
+        cache = self.__dict__.setdefault("_hva_cache", {})
+        if "ram" not in cache:
+            mon = self.monitor()
+            try:
+                cache["ram"] = tbprobe.translate(mon, range(2 << 20, self.mem << 20, 4096))
+            finally:
+                mon.close()
+        return tbprobe.summarize(self.pid, cache["ram"])
 
     def hvas(self, kind, gen=None):
         return sorted(h for h in self._translation(kind, gen).values() if h is not None)
@@ -489,7 +502,7 @@ class LibvirtGuest(Guest):
     def start(cls, name, size, hot, slow_cell=128, verify=60, extra=None, **_):
         g = cls(name)
         os.makedirs(RUN, exist_ok=True)
-        mem = guest_mem_mib(size)
+        mem = g.mem = guest_mem_mib(size)
         wl = {"size": size, "hot": hot, "verify": verify}
         wl.update(extra or {})
         xml = cls._xml(g, mem, wl, cls.TWO_CELLS.format(fast=mem - slow_cell, slow=slow_cell))
@@ -516,7 +529,7 @@ class LibvirtGuest(Guest):
         defined and started. The name may hold any character libvirt takes."""
         g = cls(name)
         os.makedirs(RUN, exist_ok=True)
-        mem = guest_mem_mib(size)
+        mem = g.mem = guest_mem_mib(size)
         wl = {"size": size, "hot": hot, "verify": verify}
         plain = cls._xml(g, mem, wl, "  <vcpu placement='static'>1</vcpu>", metadata)
         tiered = subprocess.run(["vtierctl", "xml", "--fast", fast], input=plain, capture_output=True,

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Fairness (issue: vtierd part 2): two VMs whose hot sets together exceed
 DRAM. With weights 1:1 each VM's top-tier bytes (measured by the probe over
-all its pages) come within ±10% of its computed share; a min on one VM is
+all its guest RAM) come within ±10% of its computed share; a min on one VM is
 honored; weights changed live to 3:1 with `vtierctl set`, the shares follow
 within 60 s. Checksums pass. DRAM is made smaller first (a host process
 holds part of node0), so that guests of 500 MiB contend for it."""
@@ -24,11 +24,9 @@ vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n").start()
 
 
 def top_bytes(g):
-    """The probe's count of the guest's pages on node0, in bytes."""
-    pages = 0
-    for kind in ("hot", "cold"):
-        pages += g.placement(kind)["nodes"].get("0", 0)
-    return pages * 4096
+    """The probe's count of the guest's RAM on node0, in bytes: all of it,
+    as vtierd's share is for all of it (the guest kernel's memory too)."""
+    return g.placement_ram()["nodes"].get("0", 0) * 4096
 
 
 def settle(what, within, want):
@@ -58,7 +56,7 @@ def expected_3_to_1(pairs):
     """The weighted max-min share at 3:1 over the same capacity (the sum of
     the shares, all of it in use while contended) and demands (hot bytes)."""
     capacity = sum(t for _, t in pairs)
-    demand = [vtierd.vm(g.name)["hot_bytes"] for g in vms]
+    demand = [vtierd.vm(g.name)["demand_bytes"] for g in vms]
     a = min(demand[0], capacity * 3 // 4)
     return a, min(demand[1], capacity - a)
 
