@@ -1,5 +1,9 @@
 #!/usr/bin/python3
-"""libvirt drives vtier (issue: libvirt and the guest), with real libvirtd:
+"""libvirt and vtier, with real libvirtd (issues: vtierd part 1, discovery
+through libvirt; libvirt and the guest). vtierd finds the domain through
+libvirt, maps both of its cells and tracks it with kernel DAMON through
+libvirt's monitor, and finds it again after a restart. And libvirt drives
+vtier:
 a domain made by `vtierctl xml` (a DRAM cell with the vCPU, a CPU-less slow
 cell, HMAT interconnects, the guest channel), with vtier metadata and an odd
 name, is registered by the hook when it starts, with its policy; a
@@ -23,6 +27,7 @@ NAME = 'tiered vm "α" & co'
 
 with open("/proc/sys/kernel/numa_balancing", "w") as f:
     f.write("0")
+testbed.set_thp("never")  # per-4 KiB accessed bits, as in heat.py
 testbed.hold_dram(560)
 testbed.libvirtd_start()
 vtierd = testbed.Vtierd().start()
@@ -47,6 +52,15 @@ vm = testbed.wait_for("vtierd to track the domain", lambda: (lambda v: v if v an
                       else None)(vtierd.vm(NAME)), 90)
 check(vm["weight"] == 200 and vm["policy_source"] == "metadata",
       f"with its metadata's policy (weight {vm['weight']}, from {vm['policy_source']})")
+check(vm["via"] == "libvirt" and vm["source"] == "damon",
+      "found through libvirt, tracked with kernel DAMON through libvirt's monitor")
+check(vm["ram_bytes"] == g.mem << 20, f"both cells mapped ({vm['ram_bytes'] >> 20} MiB)")
+hot = g.hvas("hot")
+t = time.monotonic()
+share = testbed.wait_for("the hot set to show", lambda: (lambda f: f if f >= 0.9 else None)(
+    testbed.fraction_in(vtierd.hot_ranges(NAME), hot)), 30, 3)
+figure("libvirt_time_to_track_s", round(time.monotonic() - t, 1), "s")
+check(share >= 0.9, f"{share:.1%} of its hot pages lie in regions vtierd calls hot")
 testbed.wait_for("both VMs' shares", lambda: vtierd.vm("other")["target_bytes"] > 0
                  and vtierd.vm(NAME)["target_bytes"] > 0, 60)
 time.sleep(5)
@@ -100,8 +114,10 @@ check(vm["weight"] == 150 and vm["min"] == 64 << 20 and not vm["policy_error"],
 vtierd.stop()
 vtierd = testbed.Vtierd().start()
 vm = testbed.wait_for("vtierd to find the domain again", lambda: vtierd.vm(NAME), 30)
-check(vm["weight"] == 150 and vm["policy_source"] == "metadata",
+check(vm["weight"] == 150 and vm["policy_source"] == "metadata" and vm["via"] == "libvirt",
       "a restarted vtierd finds the domain again with its policy")
+vm = vtierd.wait_tracking(NAME, timeout=30)
+check(vm["source"] == "damon", "and tracks it again with DAMON")
 
 # The guest's own view: two tiers, the CPU-less node the lower one.
 view = next((ln.split(" JSON ", 1)[1] for ln in g.lines() if ln.startswith("VTIER-GUEST-VIEW JSON ")), None)
