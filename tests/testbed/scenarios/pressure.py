@@ -22,12 +22,12 @@ with open("/proc/sys/kernel/numa_balancing", "w") as f:
     f.write("0")
 
 testbed.hold_dram(900)
-big = testbed.Guest.start("idle", size=640, hot=8, verify=60)
+big = testbed.Guest.start("idle", size=640, hot=8, verify=30)
 big.wait_ready(timeout=400)
 node0 = testbed.read("/sys/devices/system/node/node0/meminfo")
 print(f"after the idle VM: {[ln for ln in node0.splitlines() if 'MemFree' in ln]}")
 
-app = testbed.Guest.start("app", size=256, hot=96, verify=60)
+app = testbed.Guest.start("app", size=256, hot=96, verify=30)
 app.wait_ready(timeout=300)
 hot = app.placement("hot")
 print(f"app's hot pages at start: {hot}")
@@ -35,7 +35,7 @@ check(fraction_on(hot, 1) >= 0.5, f"the app's RAM landed on the slow node "
       f"({fraction_on(hot, 1):.0%} of its hot pages on node1)")
 
 # Baseline: the same guests, no vtierd.
-time.sleep(30)
+time.sleep(20)
 baseline = fraction_on(app.placement("hot"), 0)
 figure("baseline_hot_on_node0", round(baseline, 3))
 print(f"baseline without vtierd: {baseline:.1%} of the app's hot pages on node0")
