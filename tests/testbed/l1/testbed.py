@@ -544,7 +544,19 @@ class LibvirtGuest(Guest):
 
     @property
     def pid(self):
-        return int(read(f"/run/libvirt/qemu/{self.name}.pid"))
+        """Its QEMU, by the `-name guest=NAME` libvirt gives it (the pid
+        file's name is libvirt's business, and odd names change it)."""
+        want = "guest=" + self.name.replace(",", ",,")
+        for p in os.listdir("/proc"):
+            if not p.isdigit():
+                continue
+            try:
+                args = open(f"/proc/{p}/cmdline", "rb").read().decode(errors="replace").split("\0")
+            except OSError:
+                continue
+            if "-name" in args and args[args.index("-name") + 1].split(",debug-threads")[0] == want:
+                return int(p)
+        return None
 
     def monitor(self):
         return tbprobe.LibvirtMonitor(self.name)
