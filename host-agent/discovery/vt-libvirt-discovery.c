@@ -165,6 +165,13 @@ try_connect (VtLibvirtDiscovery *d)
   free (doms);
 }
 
+static void
+ignore_libvirt_error (void *data, virErrorPtr error)
+{
+  (void) data;
+  (void) error;
+}
+
 VtLibvirtDiscovery *
 vt_libvirt_discovery_new (const char *uri, guint qmp_timeout_ms, const VtDiscoveryEvents *events,
                           gpointer user_data)
@@ -172,6 +179,9 @@ vt_libvirt_discovery_new (const char *uri, guint qmp_timeout_ms, const VtDiscove
   static gsize registered;
   if (g_once_init_enter (&registered)) {
     gvir_event_register (); /* libvirt's events on the GMainLoop */
+    /* libvirt prints every error on stderr by default; vtierd says what
+     * matters itself (a domain that is not there yet is not an error). */
+    virSetErrorFunc (NULL, ignore_libvirt_error);
     g_once_init_leave (&registered, 1);
   }
   VtLibvirtDiscovery *d = g_new0 (VtLibvirtDiscovery, 1);

@@ -31,7 +31,7 @@ testbed.libvirtd_start()
 vtierd = testbed.Vtierd().start()
 
 g = testbed.LibvirtGuest.start_tiered(
-    NAME, size=300, hot=260, fast="60%",
+    NAME, size=300, hot=64, fast="60%",
     metadata=f"<vtier:tiering xmlns:vtier='{URI}'><vtier:weight>200</vtier:weight></vtier:tiering>")
 cells = g.xml.count("<cell ")
 check(cells == 2 and "<interconnects>" in g.xml and "org.vtier.guest.0" in g.xml,
@@ -66,7 +66,7 @@ share = testbed.wait_for("the hot set to show", lambda: (lambda f: f if f >= 0.9
     testbed.fraction_in(vtierd.hot_ranges(NAME), hot)), 30, 3)
 figure("libvirt_time_to_track_s", round(time.monotonic() - t, 1), "s")
 check(share >= 0.9, f"{share:.1%} of its hot pages lie in regions vtierd calls hot")
-testbed.wait_for("its share", lambda: vtierd.vm(NAME)["target_bytes"] > 128 << 20, 60)
+testbed.wait_for("its share", lambda: vtierd.vm(NAME)["target_bytes"] > 64 << 20, 60)
 before = vtierd.vm(NAME)["target_bytes"]
 print(f"target at weight 200, no cap: {before >> 20} MiB")
 
@@ -75,17 +75,17 @@ def virsh_metadata(xml):
     return testbed.virsh("metadata", NAME, URI, "--key", "vtier", "--live", "--set", xml, check=False)
 
 
-# A live change: weight 50 and a cap of 96 MiB.
+# A live change: weight 50 and a cap of 48 MiB.
 t0 = time.monotonic()
-r = virsh_metadata("<tiering><weight>50</weight><max unit='MiB'>96</max></tiering>")
+r = virsh_metadata("<tiering><weight>50</weight><max unit='MiB'>48</max></tiering>")
 check(r.returncode == 0, f"virsh metadata --live --set ({r.stderr.strip()})")
 after = testbed.wait_for("the share to follow the metadata", lambda: (lambda v: v["target_bytes"] if
-                         v["weight"] == 50 and v["target_bytes"] <= 96 << 20 else None)(vtierd.vm(NAME)),
+                         v["weight"] == 50 and v["target_bytes"] <= 48 << 20 else None)(vtierd.vm(NAME)),
                          5, 0.2)
 took = time.monotonic() - t0
 figure("metadata_to_shares_s", round(took, 2), "s")
-print(f"target at weight 50, max 96 MiB: {after >> 20} MiB after {took:.1f} s")
-check(after <= 96 << 20 < before and took <= 5,
+print(f"target at weight 50, max 48 MiB: {after >> 20} MiB after {took:.1f} s")
+check(after <= 48 << 20 < before and took <= 5,
       f"vtierd's target share changed within 5 s ({before >> 20} -> {after >> 20} MiB in {took:.1f} s)")
 
 # Malformed metadata: said, and nothing else changes.
