@@ -144,7 +144,7 @@ vt_policies_set_metadata (VtPolicies *ps, const char *name, const char *xml)
 char *
 vt_policies_format_metadata (VtPolicies *ps, const char *name, const VtVmPolicy *policy)
 {
-  return vt_domain_metadata_format (policy, vt_policies_fast_nodes (ps, name),
+  return vt_domain_metadata_format_plain (policy, vt_policies_fast_nodes (ps, name),
                                     vt_policies_slow_nodes (ps, name));
 }
 

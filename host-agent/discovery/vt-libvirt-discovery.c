@@ -22,26 +22,84 @@ struct _VtLibvirtDiscovery {
   guint reconnect_timer;
   GHashTable *running; /* domain name -> its UUID */
   GHashTable *pending; /* "name\nuuid" the hook registered -> tries left */
+  GHashTable *metadata_reads; /* domain name -> generation of its newest read */
+  GCancellable *cancel;
   guint pending_timer;
   gboolean warned;
 };
 
 static void try_connect (VtLibvirtDiscovery *d);
 
+/* A domain's metadata is read in a worker thread: libvirt holds a domain
+ * while it runs its hooks, and vtier's hook waits for vtierd's answer, so
+ * vtierd's main loop must never wait on libvirt for that domain. */
+typedef struct {
+  virDomainPtr dom;
+  char *name;
+  guint generation; /* the newest read of a domain wins */
+  char *xml;        /* libvirt's (free ()) */
+  int code;
+  char *message;
+} MetadataRead;
+
+static void
+metadata_read_free (gpointer data)
+{
+  MetadataRead *r = data;
+  virDomainFree (r->dom);
+  free (r->xml);
+  g_free (r->name);
+  g_free (r->message);
+  g_free (r);
+}
+
+static void
+read_metadata_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel)
+{
+  (void) source, (void) cancel;
+  MetadataRead *r = data;
+  r->xml = virDomainGetMetadata (r->dom, VIR_DOMAIN_METADATA_ELEMENT, VT_DOMAIN_METADATA_URI,
+                                 VIR_DOMAIN_AFFECT_LIVE);
+  if (!r->xml) {
+    r->code = virGetLastErrorCode ();
+    r->message = g_strdup (virGetLastErrorMessage ());
+  }
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+on_metadata_read (GObject *source, GAsyncResult *res, gpointer data)
+{
+  (void) source;
+  GTask *task = G_TASK (res);
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (task)))
+    return; /* the discovery is gone */
+  VtLibvirtDiscovery *d = data;
+  MetadataRead *r = g_task_get_task_data (task);
+  if (!g_hash_table_contains (d->running, r->name)
+      || GPOINTER_TO_UINT (g_hash_table_lookup (d->metadata_reads, r->name)) != r->generation)
+    return; /* gone, or a newer read is under way */
+  if (!r->xml && r->code != VIR_ERR_NO_DOMAIN_METADATA) {
+    g_warning ("domain %s: cannot read its vtier metadata: %s", r->name, r->message);
+    return;
+  }
+  d->events.metadata (r->name, r->xml, d->user_data);
+}
+
 static void
 report_metadata (VtLibvirtDiscovery *d, virDomainPtr dom)
 {
   if (!d->events.metadata)
     return;
-  char *xml = virDomainGetMetadata (dom, VIR_DOMAIN_METADATA_ELEMENT, VT_DOMAIN_METADATA_URI,
-                                    VIR_DOMAIN_AFFECT_LIVE);
-  if (!xml && virGetLastErrorCode () != VIR_ERR_NO_DOMAIN_METADATA) {
-    g_warning ("domain %s: cannot read its vtier metadata: %s", virDomainGetName (dom),
-               virGetLastErrorMessage ());
-    return;
-  }
-  d->events.metadata (virDomainGetName (dom), xml, d->user_data);
-  free (xml);
+  MetadataRead *r = g_new0 (MetadataRead, 1);
+  r->dom = dom;
+  virDomainRef (dom);
+  r->name = g_strdup (virDomainGetName (dom));
+  r->generation = GPOINTER_TO_UINT (g_hash_table_lookup (d->metadata_reads, r->name)) + 1;
+  g_hash_table_insert (d->metadata_reads, g_strdup (r->name), GUINT_TO_POINTER (r->generation));
+  g_autoptr (GTask) task = g_task_new (NULL, d->cancel, on_metadata_read, d);
+  g_task_set_task_data (task, r, metadata_read_free);
+  g_task_run_in_thread (task, read_metadata_in_thread);
 }
 
 static void
@@ -192,6 +250,8 @@ vt_libvirt_discovery_new (const char *uri, guint qmp_timeout_ms, const VtDiscove
   d->lifecycle_id = d->metadata_id = -1;
   d->running = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   d->pending = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  d->metadata_reads = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  d->cancel = g_cancellable_new ();
   try_connect (d);
   return d;
 }
@@ -203,11 +263,14 @@ vt_libvirt_discovery_free (VtLibvirtDiscovery *d)
     return;
   g_clear_handle_id (&d->reconnect_timer, g_source_remove);
   g_clear_handle_id (&d->pending_timer, g_source_remove);
+  g_cancellable_cancel (d->cancel);
+  g_clear_object (&d->cancel);
   while (g_source_remove_by_user_data (d)) /* a pending drop after on_close */
     ;
   drop_connection (d);
   g_hash_table_unref (d->running);
   g_hash_table_unref (d->pending);
+  g_hash_table_unref (d->metadata_reads);
   g_free (d->uri);
   g_free (d);
 }

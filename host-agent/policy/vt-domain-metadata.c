@@ -228,11 +228,10 @@ vt_domain_metadata_parse (const char *xml, VtVmPolicy *policy, GArray **fast_nod
 
 /* The largest unit the size is a whole number of. */
 static void
-append_size (GString *s, const char *name, guint64 bytes)
+append_size (GString *s, const char *p, const char *name, guint64 bytes)
 {
   if (bytes == G_MAXUINT64) {
-    g_string_append_printf (s, "  <" VT_DOMAIN_METADATA_PREFIX ":%s>none</"
-                            VT_DOMAIN_METADATA_PREFIX ":%s>\n", name, name);
+    g_string_append_printf (s, "  <%s%s>none</%s%s>\n", p, name, p, name);
     return;
   }
   gsize u = G_N_ELEMENTS (units) - 1;
@@ -240,37 +239,52 @@ append_size (GString *s, const char *name, guint64 bytes)
     u--;
   if (bytes == 0)
     u = 0;
-  g_string_append_printf (s, "  <" VT_DOMAIN_METADATA_PREFIX ":%s unit=\"%s\">%" G_GUINT64_FORMAT
-                          "</" VT_DOMAIN_METADATA_PREFIX ":%s>\n", name, units[u].name,
-                          bytes >> units[u].shift, name);
+  g_string_append_printf (s, "  <%s%s unit=\"%s\">%" G_GUINT64_FORMAT "</%s%s>\n", p, name,
+                          units[u].name, bytes >> units[u].shift, p, name);
 }
 
 static void
-append_nodes (GString *s, const char *name, const GArray *nodes)
+append_nodes (GString *s, const char *p, const char *name, const GArray *nodes)
 {
   if (!nodes || nodes->len == 0)
     return;
   g_autofree char *list = vt_format_nodelist (nodes);
-  g_string_append_printf (s, "  <" VT_DOMAIN_METADATA_PREFIX ":%s>%s</"
-                          VT_DOMAIN_METADATA_PREFIX ":%s>\n", name, list, name);
+  g_string_append_printf (s, "  <%s%s>%s</%s%s>\n", p, name, list, p, name);
+}
+
+/* `p`: the elements' prefix ("vtier:") with the namespace declared on the
+ * root, or "" for neither. */
+static char *
+format (const VtVmPolicy *policy, const GArray *fast_nodes, const GArray *slow_nodes,
+        const char *p)
+{
+  /* Only numbers, node lists and mode names: nothing to escape. */
+  GString *s = g_string_new (NULL);
+  if (*p)
+    g_string_append_printf (s, "<%s" VT_DOMAIN_METADATA_ELEMENT " xmlns:" VT_DOMAIN_METADATA_PREFIX
+                            "=\"" VT_DOMAIN_METADATA_URI "\">\n", p);
+  else
+    g_string_append (s, "<" VT_DOMAIN_METADATA_ELEMENT ">\n");
+  g_string_append_printf (s, "  <%sweight>%u</%sweight>\n", p, policy->weight, p);
+  append_size (s, p, "min", policy->min);
+  append_size (s, p, "max", policy->max);
+  g_string_append_printf (s, "  <%smode>%s</%smode>\n", p, vt_tier_mode_name (policy->mode), p);
+  append_nodes (s, p, "fast-nodes", fast_nodes);
+  append_nodes (s, p, "slow-nodes", slow_nodes);
+  g_string_append_printf (s, "</%s" VT_DOMAIN_METADATA_ELEMENT ">\n", p);
+  return g_string_free (s, FALSE);
 }
 
 char *
 vt_domain_metadata_format (const VtVmPolicy *policy, const GArray *fast_nodes,
                            const GArray *slow_nodes)
 {
-  /* Only numbers, node lists and mode names: nothing to escape. */
-  GString *s = g_string_new ("<" VT_DOMAIN_METADATA_PREFIX ":" VT_DOMAIN_METADATA_ELEMENT
-                             " xmlns:" VT_DOMAIN_METADATA_PREFIX "=\"" VT_DOMAIN_METADATA_URI
-                             "\">\n");
-  g_string_append_printf (s, "  <" VT_DOMAIN_METADATA_PREFIX ":weight>%u</"
-                          VT_DOMAIN_METADATA_PREFIX ":weight>\n", policy->weight);
-  append_size (s, "min", policy->min);
-  append_size (s, "max", policy->max);
-  g_string_append_printf (s, "  <" VT_DOMAIN_METADATA_PREFIX ":mode>%s</"
-                          VT_DOMAIN_METADATA_PREFIX ":mode>\n", vt_tier_mode_name (policy->mode));
-  append_nodes (s, "fast-nodes", fast_nodes);
-  append_nodes (s, "slow-nodes", slow_nodes);
-  g_string_append (s, "</" VT_DOMAIN_METADATA_PREFIX ":" VT_DOMAIN_METADATA_ELEMENT ">\n");
-  return g_string_free (s, FALSE);
+  return format (policy, fast_nodes, slow_nodes, VT_DOMAIN_METADATA_PREFIX ":");
+}
+
+char *
+vt_domain_metadata_format_plain (const VtVmPolicy *policy, const GArray *fast_nodes,
+                                 const GArray *slow_nodes)
+{
+  return format (policy, fast_nodes, slow_nodes, "");
 }

@@ -37,3 +37,8 @@ gboolean vt_domain_metadata_parse (const char *xml, VtVmPolicy *policy, GArray *
  * G_MAXUINT64, the node lists only when given (non-NULL, non-empty). */
 char *vt_domain_metadata_format (const VtVmPolicy *policy, const GArray *fast_nodes,
                                  const GArray *slow_nodes);
+/* The same without prefix and namespace: what virDomainSetMetadata takes
+ * (it puts the element in the namespace itself, and fails with "failed to
+ * create a new XML namespace" when the element declares it already). */
+char *vt_domain_metadata_format_plain (const VtVmPolicy *policy, const GArray *fast_nodes,
+                                       const GArray *slow_nodes);

@@ -207,6 +207,21 @@ test_format_text (void)
                    "  <vtier:mode>auto</vtier:mode>\n"
                    "  <vtier:fast-nodes>0</vtier:fast-nodes>\n"
                    "</vtier:tiering>\n");
+  /* For virDomainSetMetadata: no prefix, no namespace; parses the same. */
+  g_autofree char *plain = vt_domain_metadata_format_plain (&p, fast, NULL);
+  g_assert_cmpstr (plain, ==,
+                   "<tiering>\n"
+                   "  <weight>200</weight>\n"
+                   "  <min unit=\"MiB\">512</min>\n"
+                   "  <max>none</max>\n"
+                   "  <mode>auto</mode>\n"
+                   "  <fast-nodes>0</fast-nodes>\n"
+                   "</tiering>\n");
+  VtVmPolicy back = VT_VM_POLICY_DEFAULT;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (vt_domain_metadata_parse (plain, &back, NULL, NULL, &error));
+  g_assert_cmpuint (back.weight, ==, 200);
+  g_assert_cmpuint (back.min, ==, 512ull << 20);
 }
 
 int
