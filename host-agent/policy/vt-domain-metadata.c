@@ -253,7 +253,8 @@ append_nodes (GString *s, const char *p, const char *name, const GArray *nodes)
 }
 
 /* `p`: the elements' prefix ("vtier:") with the namespace declared on the
- * root, or "" for neither. */
+ * root, one element a line; or "" for neither, all on one line (libvirt
+ * drops the children of a plain element set with white space between them). */
 static char *
 format (const VtVmPolicy *policy, const GArray *fast_nodes, const GArray *slow_nodes,
         const char *p)
@@ -272,6 +273,10 @@ format (const VtVmPolicy *policy, const GArray *fast_nodes, const GArray *slow_n
   append_nodes (s, p, "fast-nodes", fast_nodes);
   append_nodes (s, p, "slow-nodes", slow_nodes);
   g_string_append_printf (s, "</%s" VT_DOMAIN_METADATA_ELEMENT ">\n", p);
+  if (!*p) { /* values hold no spaces: only the layout goes */
+    g_string_replace (s, "\n", "", 0);
+    g_string_replace (s, "  ", "", 0);
+  }
   return g_string_free (s, FALSE);
 }
 

@@ -210,13 +210,8 @@ test_format_text (void)
   /* For virDomainSetMetadata: no prefix, no namespace; parses the same. */
   g_autofree char *plain = vt_domain_metadata_format_plain (&p, fast, NULL);
   g_assert_cmpstr (plain, ==,
-                   "<tiering>\n"
-                   "  <weight>200</weight>\n"
-                   "  <min unit=\"MiB\">512</min>\n"
-                   "  <max>none</max>\n"
-                   "  <mode>auto</mode>\n"
-                   "  <fast-nodes>0</fast-nodes>\n"
-                   "</tiering>\n");
+                   "<tiering><weight>200</weight><min unit=\"MiB\">512</min><max>none</max>"
+                   "<mode>auto</mode><fast-nodes>0</fast-nodes></tiering>");
   VtVmPolicy back = VT_VM_POLICY_DEFAULT;
   g_autoptr (GError) error = NULL;
   g_assert_true (vt_domain_metadata_parse (plain, &back, NULL, NULL, &error));

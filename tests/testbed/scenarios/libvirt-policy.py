@@ -116,6 +116,13 @@ check(vm["weight"] == 150 and vm["policy_source"] == "metadata" and vm["via"] ==
 vm = vtierd.wait_tracking(NAME, timeout=30)
 check(vm["source"] == "damon", "and tracks it again with DAMON")
 
+# What libvirt made of the two cells (for a failure below to be read).
+args = open(f"/proc/{g.pid}/cmdline").read().split("\0")
+print("QEMU:", " ".join(a for a in args if "numa" in a or "hmat" in a or "accel" in a
+                        or a.startswith("q35") or "machine" in a or "node" in a))
+live = testbed.virsh("dumpxml", NAME).stdout
+print(live[live.find("<cpu"):live.find("</cpu>") + 6])
+
 # The guest's own view: two tiers, the CPU-less node the lower one.
 view = next((ln.split(" JSON ", 1)[1] for ln in g.lines() if ln.startswith("VTIER-GUEST-VIEW JSON ")), None)
 print(f"guest view: {view}")
