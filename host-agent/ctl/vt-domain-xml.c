@@ -348,6 +348,13 @@ write_interconnects (Job *job, xmlNode *numa)
             "the guest gets no <interconnects>", list);
       return;
     }
+  /* HMAT is an ACPI table: a domain without ACPI (libvirt then runs QEMU
+   * with acpi=off) would show its guest no figures, and one tier. */
+  xmlNode *features = child_or_new (job->domain, "features");
+  if (!vt_xml_child (features, "acpi")) {
+    add_child (features, "acpi");
+    note (job, "ACPI turned on: the guest reads its nodes' latency and bandwidth from ACPI HMAT");
+  }
   xmlNode *ic = add_child (numa, "interconnects");
   for (guint c = 0; c < 2; c++) {
     if (f[c].read_latency == f[c].write_latency)

@@ -341,7 +341,10 @@ on_set_policy (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *na
   const char *source;
   VtVmPolicy p = vm_policy (m, name, &source);
   g_autofree char *why = NULL;
-  if (!apply_policy_keys (dict, &p, &why)) {
+  if (apply_policy_keys (dict, &p, &why) && p.min > p.max)
+    why = g_strdup_printf ("min (%" G_GUINT64_FORMAT " bytes) is above max (%" G_GUINT64_FORMAT
+                           " bytes)", p.min, p.max);
+  if (why) {
     g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS, "%s", why);
     return TRUE;
   }

@@ -291,6 +291,8 @@ test_minimal_domain (void)
   g_autofree char *path = vt_guest_channel_path ("web/.1");
   assert_prop (doc, "/domain/devices/channel/source", "path", path);
   g_assert_cmpuint (count (doc, "/domain/metadata/vtier:tiering"), ==, 1);
+  /* HMAT is ACPI's: without <acpi/> libvirt runs QEMU with acpi=off. */
+  g_assert_cmpuint (count (doc, "/domain/features/acpi"), ==, 1);
   assert_valid_domain (doc);
 
   g_autoptr (GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
@@ -300,6 +302,7 @@ test_minimal_domain (void)
   g_assert_cmpuint (count (doc2, "//channel"), ==, 1);
   g_assert_cmpuint (count (doc2, "/domain/metadata/vtier:tiering"), ==, 1);
   g_assert_cmpuint (count (doc2, "/domain/cputune/emulatorpin"), ==, 1);
+  g_assert_cmpuint (count (doc2, "/domain/features/acpi"), ==, 1);
   g_assert_true (has_note (notes, "vtier metadata is kept"));
   host_done (root);
 }

@@ -99,7 +99,11 @@ check(g.alive() and vtierd.alive(), "the guest and vtierd run on")
 check(log_has("invalid vtier metadata"), "vtierd's log says so too")
 
 # vtierctl set on a libvirt domain writes its metadata.
-subprocess.run(["vtierctl", "set", NAME, "--weight", "150", "--min", "64M"], check=True)
+bad = subprocess.run(["vtierctl", "set", NAME, "--min", "64M"], capture_output=True, text=True)
+check(bad.returncode != 0 and "above max" in bad.stderr,
+      f"vtierctl set refuses a min above the max: {bad.stderr.strip()}")
+subprocess.run(["vtierctl", "set", NAME, "--weight", "150", "--min", "64M", "--max", "none"],
+               check=True)
 shown = testbed.virsh("metadata", NAME, URI).stdout
 print(f"virsh metadata after vtierctl set: {shown.strip()}")
 check("<weight>150</weight>" in shown, "vtierctl set wrote the domain's metadata")
