@@ -289,9 +289,10 @@ def main():
     dram_for_guests = free0 - held
     idle = testbed.Guest.start("idle", size=560, hot=8, verify=120)
     idle.wait_ready(timeout=400)
-    apps = [testbed.Guest.start(n, size=300, hot=260, verify=120) for n in ("a", "b")]
-    for g in apps:
-        g.wait_ready(timeout=400)
+    apps = []
+    for n in ("a", "b"):  # one at a time, as in fairness.py
+        apps.append(testbed.Guest.start(n, size=300, hot=260, verify=120))
+        apps[-1].wait_ready(timeout=400)
     guests = [idle] + apps
     # The apps' demand: their hot sets (the probe's truth).
     demands = [len(g.hvas("hot")) * 4096 / 2**20 for g in apps]
