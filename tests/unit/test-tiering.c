@@ -108,6 +108,7 @@ typedef struct {
   VtRegion regions[2][4];
   guint weight[2];
   VtTierMode mode[2];
+  const GArray *fast_nodes; /* VM a's own fast nodes, or NULL */
   guint n_vms;
 } World;
 
@@ -121,6 +122,7 @@ inputs (GArray *out, gpointer data)
       .key = GUINT_TO_POINTER (v + 1), .name = names[v], .pid = PID, .regions = w->regions[v],
       .n_regions = 4, .max_accesses = 40, .hot_threshold = 4, .size = PAGES * PAGE,
       .weight = w->weight[v], .min = 0, .max = G_MAXUINT64, .mode = w->mode[v],
+      .fast_nodes = v == 0 ? w->fast_nodes : NULL,
     };
     for (int r = 0; r < 4; r++)
       if (w->regions[v][r].nr_accesses >= 4)
@@ -321,6 +323,32 @@ test_dead_band (void)
   drop_host ();
 }
 
+/* A VM whose policy names its fast nodes is promoted only onto them: here
+ * a node the host's top tier does not have, so nowhere. */
+static void
+test_own_fast_nodes (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = 1;
+    placement[1][p] = 1;
+  }
+  make_host ();
+  World w;
+  world_init (&w, 1, 1);
+  g_autoptr (GArray) own = g_array_new (FALSE, FALSE, sizeof (guint));
+  guint node = 3;
+  g_array_append_val (own, node);
+  w.fast_nodes = own;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 8);
+  g_assert_cmpuint (count (0, 0, PAGES, 0), ==, 0);
+  node = 0;
+  g_array_index (own, guint, 0) = node; /* its own fast node is the host's: up it goes */
+  run_rounds (t, 8);
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
+  drop_host ();
+}
+
 int
 main (int argc, char **argv)
 {
@@ -332,5 +360,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/targets-follow-weights", test_targets_follow_weights);
   g_test_add_func ("/tiering/flickering-heat-gives-way", test_flickering_heat_gives_way);
   g_test_add_func ("/tiering/dead-band", test_dead_band);
+  g_test_add_func ("/tiering/own-fast-nodes", test_own_fast_nodes);
   return g_test_run ();
 }
