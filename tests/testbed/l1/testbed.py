@@ -234,7 +234,8 @@ class Guest:
                 "-qmp", f"unix:{g.probe_qmp},server=on,wait=off",
                 "-pidfile", g.pid_path, "-nic", "none", "-no-reboot",
                 # A guest that vanishes: was it reset (a triple fault), and in what state?
-                "-d", "cpu_reset,guest_errors", "-D", os.path.join(RESULTS, f"{name}.qemu-debug.log")]
+                "-d", "cpu_reset,guest_errors",
+                "-D", os.path.join(RESULTS, f"{name}.qemu-debug.{int(time.time())}.log")]
         for p in (g.log_path, g.pid_path):
             if os.path.exists(p):
                 os.unlink(p)
