@@ -39,7 +39,7 @@ import time
 import testbed
 from testbed import fraction_on
 
-MEASURE_S = float(sys.argv[1]) if len(sys.argv) > 1 else 240
+MEASURE_S = float(sys.argv[1]) if len(sys.argv) > 1 else 180
 POLICIES = sys.argv[2:] or ["none", "numa-balancing", "damos-hmsdk", "vtierd"]
 SAMPLE_S = 10
 ADMIN = "/sys/kernel/mm/damon/admin/kdamonds"
