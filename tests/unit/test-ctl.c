@@ -14,6 +14,7 @@
 #include "ctl/vt-ctl-format.h"
 #include "ctl/vt-heatmap.h"
 #include "vt-dbus-generated.h"
+#include "vt-test-bus.h"
 #include "vt-test-run.h"
 
 #define GiB (G_GUINT64_CONSTANT (1) << 30)
@@ -649,9 +650,7 @@ test_show_json (void)
 /* ---- vtierctl against a fake vtierd ---- */
 
 typedef struct {
-  GTestDBus *bus;
-  GDBusConnection *connection;
-  VtDBusManager1 *manager;
+  VtTestBus t;
   char *dir;
 } FakeVtierd;
 
@@ -717,47 +716,21 @@ on_get_guest_view (VtDBusManager1 *manager, GDBusMethodInvocation *invocation, c
 static void
 fake_vtierd_setup (FakeVtierd *fake, gconstpointer own_name)
 {
-  g_autoptr (GError) error = NULL;
   fake->dir = g_dir_make_tmp ("vt-ctl-bus-XXXXXX", NULL);
-  fake->bus = g_test_dbus_new (G_TEST_DBUS_NONE);
-  g_test_dbus_up (fake->bus);
-  fake->connection = g_dbus_connection_new_for_address_sync (
-    g_test_dbus_get_bus_address (fake->bus),
-    G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
-    NULL, NULL, &error);
-  g_assert_no_error (error);
-  if (!GPOINTER_TO_INT (own_name))
+  vt_test_bus_up (&fake->t, GPOINTER_TO_INT (own_name));
+  if (!fake->t.manager)
     return;
-
-  fake->manager = vt_dbus_manager1_skeleton_new ();
-  vt_dbus_manager1_set_version (fake->manager, "test");
-  g_signal_connect (fake->manager, "handle-list-vms", G_CALLBACK (on_list_vms), NULL);
-  g_signal_connect (fake->manager, "handle-get-heat", G_CALLBACK (on_get_heat), NULL);
-  g_signal_connect (fake->manager, "handle-get-heat-history", G_CALLBACK (on_get_heat_history), NULL);
-  g_signal_connect (fake->manager, "handle-get-guest-view", G_CALLBACK (on_get_guest_view), NULL);
-  g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (fake->manager), fake->connection,
-                                    "/org/vtier/Manager1", &error);
-  g_assert_no_error (error);
-  g_autoptr (GVariant) reply = g_dbus_connection_call_sync (
-    fake->connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-    "RequestName", g_variant_new ("(su)", "org.vtier.Manager1", 4 /* DO_NOT_QUEUE */),
-    G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, -1, NULL, &error);
-  g_assert_no_error (error);
-  guint32 result;
-  g_variant_get (reply, "(u)", &result);
-  g_assert_cmpuint (result, ==, 1 /* PRIMARY_OWNER */);
+  vt_dbus_manager1_set_version (fake->t.manager, "test");
+  g_signal_connect (fake->t.manager, "handle-list-vms", G_CALLBACK (on_list_vms), NULL);
+  g_signal_connect (fake->t.manager, "handle-get-heat", G_CALLBACK (on_get_heat), NULL);
+  g_signal_connect (fake->t.manager, "handle-get-heat-history", G_CALLBACK (on_get_heat_history), NULL);
+  g_signal_connect (fake->t.manager, "handle-get-guest-view", G_CALLBACK (on_get_guest_view), NULL);
 }
 
 static void
 fake_vtierd_teardown (FakeVtierd *fake, gconstpointer own_name G_GNUC_UNUSED)
 {
-  if (fake->manager)
-    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (fake->manager));
-  g_clear_object (&fake->manager);
-  g_dbus_connection_close_sync (fake->connection, NULL, NULL);
-  g_clear_object (&fake->connection);
-  g_test_dbus_down (fake->bus);
-  g_clear_object (&fake->bus);
+  vt_test_bus_down (&fake->t);
   g_rmdir (fake->dir);
   g_free (fake->dir);
 }
@@ -768,7 +741,7 @@ static void
 run_vtierctl (FakeVtierd *fake, VtTestRun *run, ...)
 {
   g_autoptr (GSubprocessLauncher) launcher = vt_test_run_launcher ();
-  g_subprocess_launcher_setenv (launcher, "VTIER_BUS_ADDRESS", g_test_dbus_get_bus_address (fake->bus), TRUE);
+  g_subprocess_launcher_setenv (launcher, "VTIER_BUS_ADDRESS", g_test_dbus_get_bus_address (fake->t.bus), TRUE);
   g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
   va_list ap;
   va_start (ap, run);

@@ -5,15 +5,13 @@
 #include <gio/gio.h>
 #include <string.h>
 
-#include "vt-dbus-generated.h"
+#include "vt-test-bus.h"
 
 #define ODD_NAME "web \"α\" & co; rm -rf /"
 #define DOMAIN_XML "<domain type='kvm'><name>x</name><uuid> 4e1f5a3c-0000-4000-8000-00000000000a </uuid></domain>"
 
 typedef struct {
-  GTestDBus *bus;
-  GDBusConnection *connection;
-  VtDBusManager1 *manager;
+  VtTestBus t;
   GPtrArray *calls; /* "Register NAME UUID" */
 } Fake;
 
@@ -38,40 +36,18 @@ on_unregister (VtDBusManager1 *m, GDBusMethodInvocation *inv, const char *name, 
 static void
 fake_setup (Fake *fake, gconstpointer own_name)
 {
-  g_autoptr (GError) error = NULL;
   fake->calls = g_ptr_array_new_with_free_func (g_free);
-  fake->bus = g_test_dbus_new (G_TEST_DBUS_NONE);
-  g_test_dbus_up (fake->bus);
-  fake->connection = g_dbus_connection_new_for_address_sync (
-    g_test_dbus_get_bus_address (fake->bus),
-    G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
-    NULL, NULL, &error);
-  g_assert_no_error (error);
-  if (!GPOINTER_TO_INT (own_name))
+  vt_test_bus_up (&fake->t, GPOINTER_TO_INT (own_name));
+  if (!fake->t.manager)
     return;
-  fake->manager = vt_dbus_manager1_skeleton_new ();
-  g_signal_connect (fake->manager, "handle-register-domain", G_CALLBACK (on_register), fake);
-  g_signal_connect (fake->manager, "handle-unregister-domain", G_CALLBACK (on_unregister), fake);
-  g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (fake->manager), fake->connection,
-                                    "/org/vtier/Manager1", &error);
-  g_assert_no_error (error);
-  g_autoptr (GVariant) reply = g_dbus_connection_call_sync (
-    fake->connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-    "RequestName", g_variant_new ("(su)", "org.vtier.Manager1", 4), G_VARIANT_TYPE ("(u)"),
-    G_DBUS_CALL_FLAGS_NONE, -1, NULL, &error);
-  g_assert_no_error (error);
+  g_signal_connect (fake->t.manager, "handle-register-domain", G_CALLBACK (on_register), fake);
+  g_signal_connect (fake->t.manager, "handle-unregister-domain", G_CALLBACK (on_unregister), fake);
 }
 
 static void
 fake_teardown (Fake *fake, gconstpointer data G_GNUC_UNUSED)
 {
-  if (fake->manager)
-    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (fake->manager));
-  g_clear_object (&fake->manager);
-  g_dbus_connection_close_sync (fake->connection, NULL, NULL);
-  g_clear_object (&fake->connection);
-  g_test_dbus_down (fake->bus);
-  g_clear_object (&fake->bus);
+  vt_test_bus_down (&fake->t);
   g_ptr_array_unref (fake->calls);
 }
 
@@ -98,7 +74,7 @@ run_hook (Fake *fake, Run *run, const char *operation)
 {
   g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (
     G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_subprocess_launcher_setenv (launcher, "VTIER_BUS_ADDRESS", g_test_dbus_get_bus_address (fake->bus), TRUE);
+  g_subprocess_launcher_setenv (launcher, "VTIER_BUS_ADDRESS", g_test_dbus_get_bus_address (fake->t.bus), TRUE);
   g_autoptr (GError) error = NULL;
   g_autoptr (GSubprocess) p = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("VTIER_HOOK"),
                                                            ODD_NAME, operation, "begin", "-", NULL);
