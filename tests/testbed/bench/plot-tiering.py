@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""Draws make bench's tiering.json (from bench/tiering.py, run in the
-testbed) as tiering.png next to it: per policy, the share of the apps' hot
-pages in DRAM over time, and the fairness error.
+"""Gathers make bench's results (bench/tiering.py, run in the testbed: one
+tiering.json in RESULTS_DIR, or one per policy in its subfolders, as make
+bench runs each policy in a boot of its own) into RESULTS_DIR/tiering.json,
+prints the table, and draws tiering.png: per policy, the share of the apps'
+hot pages in DRAM over time, and the fairness error.
 
 plot-tiering.py RESULTS_DIR"""
 import json
@@ -14,7 +16,28 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 results_dir = sys.argv[1]
-data = json.load(open(os.path.join(results_dir, "tiering.json")))
+parts = sorted(os.path.join(results_dir, d, "tiering.json") for d in os.listdir(results_dir)
+               if os.path.exists(os.path.join(results_dir, d, "tiering.json")))
+if parts:
+    data = {"policies": []}
+    for part in parts:
+        one = json.load(open(part))
+        data["measure_s"] = one["measure_s"]
+        data["policies"] += one["policies"]
+    order = ["none", "numa-balancing", "damos-hmsdk", "vtierd"]
+    data["policies"].sort(key=lambda p: order.index(p["policy"]) if p["policy"] in order else 99)
+    json.dump(data, open(os.path.join(results_dir, "tiering.json"), "w"), indent=1)
+else:
+    data = json.load(open(os.path.join(results_dir, "tiering.json")))
+
+print(f"| policy | start on node0 | after {data['measure_s']:.0f} s | time to 90% | migrated | "
+      "tiering CPU | fairness error | idle VM cold on node1 |")
+print("|---|---|---|---|---|---|---|---|")
+for r in data["policies"]:
+    t90 = f"{r['time_to_90_s']:.0f} s" if r["time_to_90_s"] is not None else "never"
+    print(f"| {r['policy']} | {sum(r['start_on_node0']) / 2:.1%} | {r['final_on_node0']:.1%} | {t90} | "
+          f"{r['migrated_mib']:.0f} MiB | {r['cpu_s']:.1f} s | {r['fairness_error']:.1%} | "
+          f"{r['idle_cold_on_node1']:.1%} |")
 fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 1]})
 for p in data["policies"]:
     t = [0] + [s["t"] for s in p["samples"]]

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """make bench: four ways of tiering the same guests, side by side.
 
-One emulated host; for each policy the same three guests, booted afresh
+For each policy (make bench gives each a boot of its own) the same three
+guests, booted afresh
 one after the other: "idle" (560 MiB, 8 MiB hot) fills DRAM; "a" and "b"
 (300 MiB each, a 260 MiB hot set each) land on the slow node; their hot
 sets together just exceed what DRAM has left for them, so the top tier is
