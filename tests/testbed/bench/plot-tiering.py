@@ -27,8 +27,10 @@ if parts:
     order = ["none", "numa-balancing", "damos-hmsdk", "vtierd"]
     data["policies"].sort(key=lambda p: order.index(p["policy"]) if p["policy"] in order else 99)
     json.dump(data, open(os.path.join(results_dir, "tiering.json"), "w"), indent=1)
-else:
+elif os.path.exists(os.path.join(results_dir, "tiering.json")):
     data = json.load(open(os.path.join(results_dir, "tiering.json")))
+else:
+    sys.exit(f"plot-tiering: no tiering.json in {results_dir} or its folders")
 
 print(f"| policy | start on node0 | after {data['measure_s']:.0f} s | time to 90% | migrated | "
       "tiering CPU | fairness error | idle VM cold on node1 |")
