@@ -2,8 +2,9 @@
 """Gathers make bench's results (bench/tiering.py, run in the testbed: one
 tiering.json in RESULTS_DIR, or one per policy in its subfolders, as make
 bench runs each policy in a boot of its own) into RESULTS_DIR/tiering.json,
-prints the table, and draws tiering.png: per policy, the share of the apps'
-hot pages in DRAM over time, and the fairness error.
+prints two tables (the figures per policy; where the tiering machinery's CPU
+went) and draws tiering.png: per policy, the share of the apps' hot pages in
+DRAM over time, and the fairness error.
 
 plot-tiering.py RESULTS_DIR"""
 import json
@@ -24,6 +25,7 @@ if parts:
         one = json.load(open(part))
         data["measure_s"] = one["measure_s"]
         data["policies"] += one["policies"]
+        data["corrupt_lines"] = data.get("corrupt_lines", 0) + one.get("corrupt_lines", 0)
     order = ["none", "numa-balancing", "damos-hmsdk", "vtierd"]
     data["policies"].sort(key=lambda p: order.index(p["policy"]) if p["policy"] in order else 99)
     json.dump(data, open(os.path.join(results_dir, "tiering.json"), "w"), indent=1)
@@ -40,6 +42,14 @@ for r in data["policies"]:
     print(f"| {r['policy']} | {sum(r['start_on_node0']) / 2:.1%} | {r['final_on_node0']:.1%} | {t90} | "
           f"{r['migrated_mib']:.0f} MiB | {r['cpu_s']:.1f} s | {r['fairness_error']:.1%} | "
           f"{r['idle_cold_on_node1']:.1%} |")
+print(f"(apps' hot pages on node0, both apps together; CPU in emulated-host seconds; "
+      f"guests' checksum errors: {data.get('corrupt_lines', 0)})")
+print()
+print("| policy | part of the tiering machinery | user CPU | system CPU |")
+print("|---|---|---|---|")
+for r in data["policies"]:
+    for part, c in r.get("cpu_parts", {}).items():
+        print(f"| {r['policy']} | {part} | {c['user_s']:.1f} s | {c['system_s']:.1f} s |")
 fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 1]})
 for p in data["policies"]:
     t = [0] + [s["t"] for s in p["samples"]]
