@@ -102,6 +102,37 @@ report_metadata (VtLibvirtDiscovery *d, virDomainPtr dom)
   g_task_run_in_thread (task, read_metadata_in_thread);
 }
 
+/* "name\nuuid": either may be empty; a match on either is the domain. */
+static gboolean
+same_domain (const char *name, const char *uuid, const char *key)
+{
+  g_auto (GStrv) parts = g_strsplit (key, "\n", 2);
+  return (*name && g_str_equal (name, parts[0])) || (*uuid && g_strcmp0 (uuid, parts[1]) == 0);
+}
+
+static void
+forget_pending (VtLibvirtDiscovery *d, const char *name, const char *uuid)
+{
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init (&it, d->pending);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    if (same_domain (name, uuid, key))
+      g_hash_table_iter_remove (&it);
+}
+
+gboolean
+vt_libvirt_discovery_is_pending (VtLibvirtDiscovery *d, const char *name, const char *uuid)
+{
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init (&it, d->pending);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    if (same_domain (name, uuid, key))
+      return TRUE;
+  return FALSE;
+}
+
 static void
 domain_found (VtLibvirtDiscovery *d, virDomainPtr dom)
 {
@@ -110,6 +141,7 @@ domain_found (VtLibvirtDiscovery *d, virDomainPtr dom)
   if (g_hash_table_contains (d->running, name))
     return;
   virDomainGetUUIDString (dom, uuid);
+  forget_pending (d, name, uuid);
   g_hash_table_insert (d->running, g_strdup (name), g_strdup (uuid));
   g_autoptr (VtQmp) qmp = vt_qmp_libvirt_new (dom, d->qmp_timeout_ms);
   d->events.found (name, uuid, "libvirt", qmp, d->user_data);
@@ -333,18 +365,23 @@ static gboolean
 on_pending (gpointer data)
 {
   VtLibvirtDiscovery *d = data;
+  /* A copy of the keys: a domain found drops its own entry (domain_found). */
+  g_autoptr (GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
   GHashTableIter it;
-  gpointer key, tries;
+  gpointer key;
   g_hash_table_iter_init (&it, d->pending);
-  while (g_hash_table_iter_next (&it, &key, &tries)) {
-    guint left = GPOINTER_TO_UINT (tries) - 1;
-    if (!try_pending (d, key))
-      g_hash_table_iter_remove (&it);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    g_ptr_array_add (keys, g_strdup (key));
+  for (guint i = 0; i < keys->len; i++) {
+    const char *k = keys->pdata[i];
+    guint left = GPOINTER_TO_UINT (g_hash_table_lookup (d->pending, k)) - 1;
+    if (!try_pending (d, k))
+      g_hash_table_remove (d->pending, k);
     else if (left == 0) {
-      g_warning ("libvirt: domain %s registered by the hook never ran; forgotten", (char *) key);
-      g_hash_table_iter_remove (&it);
+      g_warning ("libvirt: domain %s registered by the hook never ran; forgotten", k);
+      g_hash_table_remove (d->pending, k);
     } else
-      g_hash_table_iter_replace (&it, GUINT_TO_POINTER (left));
+      g_hash_table_insert (d->pending, g_strdup (k), GUINT_TO_POINTER (left));
   }
   if (g_hash_table_size (d->pending) > 0)
     return G_SOURCE_CONTINUE;
@@ -368,6 +405,9 @@ vt_libvirt_discovery_unregister (VtLibvirtDiscovery *d, const char *name, const 
 {
   GHashTableIter it;
   gpointer known_name, known_uuid;
+  /* One the hook registered that never ran (a failed restore or incoming
+   * migration) is not looked for any more. */
+  forget_pending (d, name, uuid);
   g_hash_table_iter_init (&it, d->running);
   while (g_hash_table_iter_next (&it, &known_name, &known_uuid))
     if ((*name && g_str_equal (name, known_name)) || (*uuid && g_str_equal (uuid, known_uuid))) {

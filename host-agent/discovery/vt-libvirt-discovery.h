@@ -26,5 +26,9 @@ gboolean vt_libvirt_discovery_set_metadata (VtLibvirtDiscovery *d, const char *n
  * now if it runs, else looked for again for a while (restore and incoming
  * migration call the hook before QEMU runs). */
 void vt_libvirt_discovery_register (VtLibvirtDiscovery *d, const char *name, const char *uuid);
-/* ... or stopped: dropped now, without waiting for libvirt's event. */
+/* ... or stopped: dropped now, without waiting for libvirt's event, and no
+ * longer looked for. */
 void vt_libvirt_discovery_unregister (VtLibvirtDiscovery *d, const char *name, const char *uuid);
+/* Whether a domain the hook registered is still being looked for. */
+gboolean vt_libvirt_discovery_is_pending (VtLibvirtDiscovery *d, const char *name,
+                                          const char *uuid);

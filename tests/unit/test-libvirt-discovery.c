@@ -1,0 +1,174 @@
+/* vt-libvirt-discovery on libvirt's in-process test driver (test:///default,
+ * one shared state per process, with its running domain "test"): the real
+ * libvirt API, events and metadata, with no daemon. */
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+
+#include "common/vt-error.h"
+#include "discovery/vt-libvirt-discovery.h"
+
+#define URI "test:///default"
+#define GHOST_XML                                                                                  \
+  "<domain type='test'><name>ghost</name><memory>65536</memory><os><type>hvm</type></os></domain>"
+
+typedef struct {
+  GPtrArray *log; /* "found NAME via", "lost NAME", "metadata NAME XML|none" */
+} Seen;
+
+static void
+on_found (const char *name, const char *uuid, const char *via, VtQmp *qmp, gpointer data)
+{
+  (void) uuid;
+  g_assert_nonnull (qmp);
+  g_ptr_array_add (((Seen *) data)->log, g_strdup_printf ("found %s via %s", name, via));
+}
+
+static void
+on_lost (const char *name, const char *via, gpointer data)
+{
+  (void) via;
+  g_ptr_array_add (((Seen *) data)->log, g_strdup_printf ("lost %s", name));
+}
+
+static void
+on_metadata (const char *name, const char *xml, gpointer data)
+{
+  g_ptr_array_add (((Seen *) data)->log,
+                   g_strdup_printf ("metadata %s %s", name, xml ? xml : "none"));
+}
+
+static const VtDiscoveryEvents events = { on_found, on_lost, on_metadata };
+
+static gboolean
+seen (Seen *s, const char *prefix)
+{
+  for (guint i = 0; i < s->log->len; i++)
+    if (g_str_has_prefix (s->log->pdata[i], prefix))
+      return TRUE;
+  return FALSE;
+}
+
+/* Runs the main loop until an event starting with `prefix` has been seen. */
+static void
+wait_for (Seen *s, const char *prefix)
+{
+  gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (!seen (s, prefix) && g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, g_get_monotonic_time () < end);
+  if (!seen (s, prefix)) {
+    g_autofree char *all = g_strjoinv ("; ", (char **) s->log->pdata);
+    g_error ("no event \"%s\" within 10 s; saw: %s", prefix, all);
+  }
+}
+
+static void
+ignore_libvirt_error (void *data, virErrorPtr error)
+{
+  (void) data, (void) error;
+}
+
+static virConnectPtr
+open_test_driver (void)
+{
+  virSetErrorFunc (NULL, ignore_libvirt_error);
+  return virConnectOpen (URI);
+}
+
+static void
+test_found_metadata_lost (void)
+{
+  virConnectPtr conn = open_test_driver ();
+  if (!conn) {
+    g_test_skip ("libvirt's test driver is not available");
+    return;
+  }
+  Seen s = { g_ptr_array_new_null_terminated (0, g_free, TRUE) };
+  VtLibvirtDiscovery *d = vt_libvirt_discovery_new (URI, 1000, &events, &s);
+
+  /* Running at start: found, then its (absent) metadata. */
+  wait_for (&s, "found test via libvirt");
+  wait_for (&s, "metadata test none");
+
+  /* Written through the discovery: the change event brings it back. */
+  g_autoptr (GError) error = NULL;
+  g_assert_true (vt_libvirt_discovery_set_metadata (
+    d, "test", "<tiering><weight>300</weight><mode>auto</mode></tiering>", &error));
+  g_assert_no_error (error);
+  wait_for (&s, "metadata test <tiering>");
+  g_assert_nonnull (strstr (g_ptr_array_index (s.log, s.log->len - 1), "<weight>300</weight>"));
+
+  /* A domain that is not there: an error that names it. */
+  g_assert_false (vt_libvirt_discovery_set_metadata (d, "nosuch", "<tiering/>", &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_NOT_FOUND);
+  g_assert_nonnull (strstr (error->message, "nosuch"));
+
+  /* Lifecycle events from another connection. */
+  virDomainPtr test = virDomainLookupByName (conn, "test");
+  g_assert_nonnull (test);
+  g_assert_cmpint (virDomainDestroy (test), ==, 0);
+  wait_for (&s, "lost test");
+  g_ptr_array_set_size (s.log, 0);
+  g_assert_cmpint (virDomainCreate (test), ==, 0);
+  wait_for (&s, "found test via libvirt");
+
+  /* The hook's word: stopped drops it now; started finds it again. */
+  g_ptr_array_set_size (s.log, 0);
+  vt_libvirt_discovery_unregister (d, "test", "");
+  g_assert_true (seen (&s, "lost test"));
+  vt_libvirt_discovery_register (d, "test", "");
+  g_assert_true (seen (&s, "found test via libvirt"));
+  g_assert_false (vt_libvirt_discovery_is_pending (d, "test", ""));
+
+  vt_libvirt_discovery_free (d);
+  virDomainFree (test);
+  virConnectClose (conn);
+  g_ptr_array_unref (s.log);
+}
+
+/* A domain the hook registered before it ran (restore, incoming migration)
+ * is looked for until it runs, or until the hook says it stopped. */
+static void
+test_registered_before_running (void)
+{
+  virConnectPtr conn = open_test_driver ();
+  if (!conn) {
+    g_test_skip ("libvirt's test driver is not available");
+    return;
+  }
+  Seen s = { g_ptr_array_new_null_terminated (0, g_free, TRUE) };
+  VtLibvirtDiscovery *d = vt_libvirt_discovery_new (URI, 1000, &events, &s);
+  virDomainPtr ghost = virDomainDefineXML (conn, GHOST_XML);
+  g_assert_nonnull (ghost);
+
+  vt_libvirt_discovery_register (d, "ghost", "");
+  g_assert_true (vt_libvirt_discovery_is_pending (d, "ghost", ""));
+  g_assert_false (seen (&s, "found ghost"));
+  /* Its restore failed: the hook says it stopped; it is not looked for. */
+  vt_libvirt_discovery_unregister (d, "ghost", "");
+  g_assert_false (vt_libvirt_discovery_is_pending (d, "ghost", ""));
+
+  /* Registered again, then it runs: found, and no longer pending. */
+  char uuid[VIR_UUID_STRING_BUFLEN];
+  g_assert_cmpint (virDomainGetUUIDString (ghost, uuid), ==, 0);
+  vt_libvirt_discovery_register (d, "", uuid);
+  g_assert_true (vt_libvirt_discovery_is_pending (d, "", uuid));
+  g_assert_cmpint (virDomainCreate (ghost), ==, 0);
+  wait_for (&s, "found ghost via libvirt");
+  g_assert_false (vt_libvirt_discovery_is_pending (d, "", uuid));
+
+  vt_libvirt_discovery_free (d);
+  virDomainDestroy (ghost);
+  virDomainUndefine (ghost);
+  virDomainFree (ghost);
+  virConnectClose (conn);
+  g_ptr_array_unref (s.log);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/libvirt-discovery/found-metadata-lost", test_found_metadata_lost);
+  g_test_add_func ("/libvirt-discovery/registered-before-running", test_registered_before_running);
+  return g_test_run ();
+}
