@@ -344,11 +344,12 @@ def main():
                 results["app_hot_mib"] = demands
                 r = run_policy(name, guests, apps, demands)
             except Exception as e:  # noqa: BLE001
-                gone = [g.name for g in guests if not g.alive()]
+                gone = [g for g in guests if not g.alive()]
                 if not gone:
                     raise
-                print(f"  {name}: guest(s) {', '.join(gone)} vanished ({e}); again with fresh "
-                      f"guests (attempt {attempt + 1})", flush=True)
+                for g in gone:
+                    print(f"  {name}: guest {g.name} vanished ({e}): {g.how_it_ended()}", flush=True)
+                print(f"  {name}: again with fresh guests (attempt {attempt + 1})", flush=True)
                 r = None
             corrupt += [ln for g in guests for ln in g.workload_lines() if "CORRUPT" in ln]
             for g in guests:

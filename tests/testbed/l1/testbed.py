@@ -9,6 +9,7 @@ import glob
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -62,9 +63,9 @@ def _vanished():
 def _exit_if_a_guest_vanished():
     gone = _vanished()
     if gone:
-        names = ", ".join(g.name for g in gone)
-        print(f"tb: guest(s) {names} vanished: QEMU exited with no error and no guest panic "
-              f"(an L2 reset under nested TCG?); the testbed, not the test, failed", flush=True)
+        for g in gone:
+            print(f"tb: guest {g.name} vanished: {g.how_it_ended()}", flush=True)
+        print("tb: the testbed, not the test, failed", flush=True)
         sys.stdout.flush()
         os._exit(VANISHED_EXIT)
 
@@ -243,8 +244,8 @@ class Guest:
         # Not -daemonize: that sends QEMU's own errors to /dev/null; here they
         # go to /results, where a guest that dies says why.
         qemu_log = open(os.path.join(RESULTS, f"{name}.qemu.log"), "w")
-        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qemu_log, stderr=subprocess.STDOUT,
-                         start_new_session=True)
+        g.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qemu_log,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
         wait_for(f"QEMU of {name} to write its pid file", lambda: os.path.exists(g.pid_path)
                  and read(g.pid_path), 30, 0.2)
         _guests.append(g)
@@ -262,6 +263,23 @@ class Guest:
         except (TypeError, ValueError):
             return False
         return bool(stat) and stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+    def how_it_ended(self):
+        """For a guest that vanished: QEMU's exit status or the signal that
+        killed it, the kernel's word if it killed it (OOM), QEMU's last line."""
+        rc = self.proc.poll() if getattr(self, "proc", None) else None
+        if rc is None:
+            what = "its QEMU is not our child or still a zombie"
+        elif rc < 0:
+            what = f"QEMU killed by signal {signal.Signals(-rc).name}"
+        elif rc == 0:
+            what = "QEMU exited 0 (the guest shut down or reset: -no-reboot)"
+        else:
+            what = f"QEMU exited {rc}"
+        kmsg = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()
+        said = [ln for ln in kmsg if self.proc and f"Killed process {self.proc.pid} " in ln]
+        last = (read(os.path.join(RESULTS, f"{self.name}.qemu.log"), "") or "").strip().splitlines()
+        return "; ".join([what] + said[-1:] + ([f"QEMU said: {last[-1]}"] if last else []))
 
     def lines(self):
         """The complete lines of the guest's console so far (the last one
