@@ -237,9 +237,17 @@ class Guest:
                 # A guest that vanishes: was it reset (a triple fault), and in what state?
                 "-d", "cpu_reset,guest_errors",
                 "-D", os.path.join(RESULTS, f"{name}.qemu-debug.{int(time.time())}.log")]
-        for p in (g.log_path, g.pid_path):
-            if os.path.exists(p):
-                os.unlink(p)
+        if os.path.exists(g.pid_path):
+            os.unlink(g.pid_path)
+        # A guest of this name that ran before (a run again after one vanished)
+        # keeps its console and QEMU log: they may say why it vanished.
+        for kind in ("console", "qemu"):
+            path = os.path.join(RESULTS, f"{name}.{kind}.log")
+            if os.path.exists(path):
+                k = 1
+                while os.path.exists(os.path.join(RESULTS, f"{name}.{kind}.earlier-{k}.log")):
+                    k += 1
+                os.rename(path, os.path.join(RESULTS, f"{name}.{kind}.earlier-{k}.log"))
         g.started = time.monotonic()
         # Not -daemonize: that sends QEMU's own errors to /dev/null; here they
         # go to /results, where a guest that dies says why.
