@@ -30,6 +30,7 @@ typedef struct {
   guint64 start, end;
   int node;
   gboolean promote;
+  guint64 bytes; /* what it is expected to move */
 } Job;
 
 struct _VtTiering {
@@ -182,10 +183,11 @@ region_piece_end (const VtRegion *r, double part, guint64 bytes)
 
 /* Adds jobs moving up to `bytes` of a VM's eligible regions: for promotion
  * the hottest first; for demotion its cold regions first (coldest, oldest),
- * then, if it is still above its share, its warmer ones, coldest first. */
+ * then, if it is still above its share, its warmer ones, coldest first.
+ * Each job spans at most `chunk` bytes of addresses. */
 static guint64
 plan_vm (VtTiering *t, const VtTieringInput *in, const double *frac, gboolean promote,
-         guint64 bytes, int node, GArray *jobs)
+         guint64 bytes, int node, guint64 chunk, GArray *jobs)
 {
   VmState *s = vm_state (t, in->key);
   gint64 now = g_get_monotonic_time ();
@@ -208,8 +210,11 @@ plan_vm (VtTiering *t, const VtTieringInput *in, const double *frac, gboolean pr
       const VtRegion *r = &in->regions[idx];
       double part = promote ? 1.0 - frac[idx] : frac[idx];
       guint64 end = region_piece_end (r, part, bytes - planned);
-      Job job = { in->key, in->pid, r->start, end, node, promote };
-      g_array_append_val (jobs, job);
+      for (guint64 at = r->start; at < end; at += chunk) {
+        guint64 to = MIN (end, at + chunk);
+        Job job = { in->key, in->pid, at, to, node, promote, (guint64) (part * (double) (to - at)) };
+        g_array_append_val (jobs, job);
+      }
       taken[idx] = TRUE;
       planned += (guint64) (part * (double) (end - r->start));
     }
@@ -287,6 +292,35 @@ dead_band (guint64 target)
   return target / 32;
 }
 
+static guint64
+round_budget (VtTiering *t)
+{
+  return MAX (t->config.bytes_per_s * t->config.interval_ms / 1000, 1);
+}
+
+/* The round's order: promotions first, as far as the top tier has room
+ * already (hot memory on a slow node is what the guest feels), then each
+ * demotion followed by the promotions the room it frees lets in. With all
+ * demotions first, emptying a full top tier would take every round's
+ * budget, and nothing would come up until it was done. */
+static void
+merge_jobs (GArray *jobs, const GArray *demotes, const GArray *promotes, guint64 room)
+{
+  guint d = 0, p = 0;
+  while (d < demotes->len || p < promotes->len) {
+    const Job *pro = p < promotes->len ? &g_array_index (promotes, Job, p) : NULL;
+    if (pro && (pro->bytes <= room || d == demotes->len)) {
+      room -= MIN (room, pro->bytes);
+      g_array_append_val (jobs, *pro);
+      p++;
+    } else {
+      const Job *dem = &g_array_index (demotes, Job, d++);
+      room += dem->bytes;
+      g_array_append_val (jobs, *dem);
+    }
+  }
+}
+
 static void
 round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
 {
@@ -332,7 +366,12 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   else if (tiers->top_free > high)
     t->demoting = FALSE;
 
-  /* Demotions first: they make the room promotions need. */
+  /* Jobs of a few per round's byte budget each, in whole huge pages: the
+   * time quota is checked between jobs, and promotions and demotions take
+   * turns (merge_jobs). */
+  guint64 chunk = (round_budget (t) / 4 + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+  g_autoptr (GArray) demotes = g_array_new (FALSE, FALSE, sizeof (Job));
+  g_autoptr (GArray) promotes = g_array_new (FALSE, FALSE, sizeof (Job));
   guint64 freed = 0;
   for (guint i = 0; i < n; i++) {
     const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
@@ -342,10 +381,10 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
       continue;
     int slow = vt_host_tiers_pick (tiers, FALSE, allowed->pdata[i], in->slow_nodes);
     if (slow >= 0)
-      freed += plan_vm (t, in, fracs->pdata[i], FALSE, req[i].current - targets[i], slow, t->jobs);
+      freed += plan_vm (t, in, fracs->pdata[i], FALSE, req[i].current - targets[i], slow, chunk,
+                        demotes);
   }
   guint64 promote_room = room + freed;
-  guint demotions = t->jobs->len;
   for (guint i = 0; i < n && promote_room > 0; i++) {
     const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
     if (in->mode == VT_TIER_MODE_OFF || targets[i] <= hot_top[i] + dead_band (targets[i]))
@@ -354,8 +393,9 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     if (top >= 0)
       promote_room -= MIN (promote_room, plan_vm (t, in, fracs->pdata[i], TRUE,
                                                   MIN (targets[i] - hot_top[i], promote_room),
-                                                  top, t->jobs));
+                                                  top, chunk, promotes));
   }
+  merge_jobs (t->jobs, demotes, promotes, room);
   for (guint i = 0; i < n; i++)
     g_debug ("tiering %s: target %" G_GUINT64_FORMAT " MiB, top tier %" G_GUINT64_FORMAT
              " MiB (hot %" G_GUINT64_FORMAT "), demand %" G_GUINT64_FORMAT " MiB",
@@ -363,7 +403,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
              hot_top[i] >> 20, req[i].demand >> 20);
   g_debug ("tiering: top free %" G_GUINT64_FORMAT " MiB, %s; %u demotion(s) (%" G_GUINT64_FORMAT
            " MiB), %u promotion(s)", tiers->top_free >> 20, t->demoting ? "demoting" : "not demoting",
-           demotions, freed >> 20, t->jobs->len - demotions);
+           demotes->len, freed >> 20, promotes->len);
 }
 
 static gboolean
@@ -387,7 +427,7 @@ on_round (gpointer data)
 
   round_plan (t, tiers, inputs);
   t->next_job = 0;
-  t->budget = MAX (t->config.bytes_per_s * t->config.interval_ms / 1000, 1);
+  t->budget = round_budget (t);
   t->round_start_us = g_get_monotonic_time ();
   run_next_job (t);
   return G_SOURCE_CONTINUE;

@@ -8,9 +8,11 @@
  *  - promotion (as DAMOS migrate_hot): the hottest regions whose heat has
  *    held for promote-min-age aggregations, of VMs below their target, go
  *    to a top node, never into the host reserve.
- * Migrations run one at a time in a worker thread, within a byte and a time
- * quota per interval; a range just moved is left alone for a cooldown, so
- * nothing ping-pongs. */
+ * Migrations run one at a time in a worker thread, in jobs of a quarter of
+ * the byte quota per interval at most, within that and a time quota:
+ * promotions first as far as the top tier has room, then each demotion and
+ * the promotions it makes room for. A range just moved is left alone for a
+ * cooldown, so nothing ping-pongs. */
 #pragma once
 
 #include <glib.h>

@@ -215,6 +215,34 @@ test_demotes_cold_to_make_room (void)
   drop_host ();
 }
 
+/* While a full top tier is being emptied, hot memory comes up into what
+ * room there is already, and into each bit demotion frees, round by round:
+ * it does not wait until the demotions are done. */
+static void
+test_promotes_while_demoting (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = 0; /* a: half hot, half cold, all in DRAM */
+    placement[1][p] = 1; /* b: half hot, all on the slow node */
+  }
+  /* Free: the reserve and 1024 pages (4 MiB) of room. */
+  node_used_other[0] = NODE_PAGES - PAGES - 256 - 1024;
+  make_host ();
+  World w;
+  world_init (&w, 2, 2);
+  VtTieringConfig slow = config;
+  slow.bytes_per_s = 20ull << 20; /* 2 MiB a round: demoting a's cold takes 4 rounds */
+  g_autoptr (VtTiering) t = vt_tiering_new (&slow, inputs, &w);
+  run_rounds (t, 3);
+  g_assert_cmpuint (count (0, 2048, 2048, 0), >, 0); /* a's cold: still going down */
+  g_assert_cmpuint (count (1, 0, 2048, 0), >=, 512); /* b's hot: already coming up */
+  run_rounds (t, 30);
+  g_assert_cmpuint (count (1, 0, 2048, 0), ==, 2048); /* all of b's hot set */
+  g_assert_cmpuint (count (0, 0, 2048, 0), ==, 2048); /* a's stayed */
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
 /* Off: nothing of it moves, whatever its heat. */
 static void
 test_off_is_left_alone (void)
@@ -355,6 +383,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/tiering/promotes-hot", test_promotes_hot);
   g_test_add_func ("/tiering/demotes-cold-to-make-room", test_demotes_cold_to_make_room);
+  g_test_add_func ("/tiering/promotes-while-demoting", test_promotes_while_demoting);
   g_test_add_func ("/tiering/off-is-left-alone", test_off_is_left_alone);
   g_test_add_func ("/tiering/slow-only-goes-down", test_slow_only_goes_down);
   g_test_add_func ("/tiering/targets-follow-weights", test_targets_follow_weights);
