@@ -1,6 +1,5 @@
 /* Kernel DAMON as an access source: slots (kdamonds) in DAMON's sysfs,
  * results from the damon_aggregated tracepoint. See vt-damon.h. */
-#define G_LOG_DOMAIN "vt-damon"
 
 #include "access/vt-damon.h"
 

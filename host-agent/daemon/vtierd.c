@@ -81,8 +81,8 @@ main (int argc, char **argv)
     g_print ("vtierd %s\n", PACKAGE_VERSION);
     return 0;
   }
-  if (verbose)
-    g_log_set_debug_enabled (TRUE);
+  if (verbose) /* vtier's debug messages, not those of GLib, GIO, libvirt-glib */
+    g_setenv ("G_MESSAGES_DEBUG", "vtier", FALSE);
 
   g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
   VtConfig *config = vt_config_load (config_path, problems, &error);

@@ -15,6 +15,7 @@ typedef struct {
   guint64 skipped;    /* bytes not present or not mapped (ENOENT, EFAULT) */
   guint64 failed;     /* bytes that failed otherwise (EACCES, EINVAL, EIO...) */
   gboolean out_of_memory; /* ENOMEM on the target: the round ended early */
+  guint64 cpu_us;     /* CPU time of the calling thread it took (the kernel copies on it) */
 } VtMigrateStats;
 
 /* Pages per move_pages call. */

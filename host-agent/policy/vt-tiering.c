@@ -9,6 +9,7 @@
 
 #define SAMPLES_PER_REGION 8
 #define HUGE_PAGE (2ull << 20) /* pieces of regions move in whole huge pages */
+#define ROUND_MAX_INTERVALS 4
 
 /* A range just moved one way may not move back before until_us: that, not
  * a freeze, is what keeps memory from ping-ponging (a range moved only in
@@ -44,6 +45,7 @@ struct _VtTiering {
   GArray *jobs;
   guint next_job;
   guint64 budget;
+  guint64 cpu_spent_us; /* by the round's moves */
   gint64 round_start_us;
   GCancellable *cancel;
 };
@@ -246,6 +248,7 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
       s->stats.demoted += st->moved;
     s->stats.failed += st->failed;
     t->budget -= MIN (t->budget, st->moved);
+    t->cpu_spent_us += st->cpu_us;
     Cooldown cd = { job->start, job->end,
                     g_get_monotonic_time () + (gint64) t->config.cooldown_s * G_USEC_PER_SEC,
                     job->promote };
@@ -259,9 +262,13 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
 static void
 run_next_job (VtTiering *t)
 {
-  gint64 spent_ms = (g_get_monotonic_time () - t->round_start_us) / 1000;
-  guint64 time_quota_ms = (guint64) t->config.cpu_ms_per_s * t->config.interval_ms / 1000;
-  if (t->next_job >= t->jobs->len || t->budget == 0 || (guint64) spent_ms > time_quota_ms) {
+  /* The time quota is CPU time: on a busy host a move waits for a CPU, and
+   * counting that wait would leave most of the quota unused. A round that
+   * has taken a few intervals ends anyway, so that plans stay fresh. */
+  guint64 cpu_quota_us = (guint64) t->config.cpu_ms_per_s * t->config.interval_ms;
+  gint64 wall_us = g_get_monotonic_time () - t->round_start_us;
+  if (t->next_job >= t->jobs->len || t->budget == 0 || t->cpu_spent_us >= cpu_quota_us ||
+      wall_us > (gint64) ROUND_MAX_INTERVALS * t->config.interval_ms * 1000) {
     g_array_set_size (t->jobs, 0);
     return;
   }
@@ -429,6 +436,7 @@ on_round (gpointer data)
   t->next_job = 0;
   t->budget = round_budget (t);
   t->round_start_us = g_get_monotonic_time ();
+  t->cpu_spent_us = 0;
   run_next_job (t);
   return G_SOURCE_CONTINUE;
 }

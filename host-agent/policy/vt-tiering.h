@@ -9,7 +9,7 @@
  *    held for promote-min-age aggregations, of VMs below their target, go
  *    to a top node, never into the host reserve.
  * Migrations run one at a time in a worker thread, in jobs of a quarter of
- * the byte quota per interval at most, within that and a time quota:
+ * the byte quota per interval at most, within that and a CPU-time quota:
  * promotions first as far as the top tier has room, then each demotion and
  * the promotions it makes room for. A range just moved is left alone for a
  * cooldown, so nothing ping-pongs. */
@@ -28,7 +28,7 @@ typedef struct {
   guint low_watermark_pct;      /* top-tier free % that starts demotion */
   guint high_watermark_pct;     /* ... and that stops it */
   guint64 bytes_per_s;          /* migration quota */
-  guint cpu_ms_per_s;           /* time spent migrating, per second */
+  guint cpu_ms_per_s;           /* CPU time spent migrating, per second */
   guint promote_min_age;        /* aggregations hot before promotion */
   guint demote_min_age;         /* aggregations cold before demotion */
   guint cold_max_pct;           /* nr_accesses at most this % of the max: cold */

@@ -321,7 +321,7 @@ damon_new_on (FakeHost *host, guint n_slots, GPtrArray *snapshots)
 static void
 damon_free_on_fake_host (VtDamon *damon)
 {
-  g_test_expect_message ("vt-damon", G_LOG_LEVEL_MESSAGE,
+  g_test_expect_message ("vtier", G_LOG_LEVEL_MESSAGE,
                          "*could not remove the tracefs instance*instances/vtierd*");
   vt_damon_free (damon);
   g_test_assert_expected_messages ();

@@ -283,6 +283,7 @@ test_async_same_stats (void)
   g_assert_nonnull (async);
   g_assert_cmpuint (async->already, ==, 16 * page ());
   g_assert_cmpuint (async->skipped, ==, 48 * page ());
+  async->cpu_us = sync.cpu_us = 0; /* the counts are the same; the time each took is not */
   g_assert_cmpmem (async, sizeof *async, &sync, sizeof sync);
   munmap (m, 64 * page ());
 }
@@ -386,9 +387,18 @@ typedef struct {
   guint free_pages[2];
   guint queries, moves;
   GCancellable *cancel_after_move; /* cancelled after the first move call */
+  guint sleep_ms, spin_ms; /* each move waits (off CPU) or works (on it) this long */
 } FakeKernel;
 
 static FakeKernel fk;
+
+static double
+thread_cpu_s (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
 
 static gint64
 fake_index (void *p)
@@ -421,6 +431,10 @@ fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, i
   }
   g_assert_cmpint (flags, ==, MPOL_MF_MOVE);
   fk.moves++;
+  if (fk.sleep_ms)
+    g_usleep (fk.sleep_ms * 1000);
+  for (double end = thread_cpu_s () + fk.spin_ms / 1000.0; thread_cpu_s () < end;)
+    ;
   gint64 queued = -1; /* the folio the previous entry moved */
   for (unsigned long i = 0; i < count; i++) {
     gint64 x = fake_index (pages[i]);
@@ -569,6 +583,23 @@ test_fake_max_bytes (Fixture *fx, gconstpointer data)
   g_assert_cmpuint (fk.queries, ==, 4); /* before and after each of 2 moves */
 }
 
+/* A move's cost is its thread's CPU time: the kernel copying counts, and
+ * waiting (for a CPU, on a busy host) does not. */
+static void
+test_fake_cpu_time (Fixture *fx, gconstpointer data)
+{
+  (void) fx, (void) data;
+  fake_place (0, 16, 0);
+  VtMigrateStats stats;
+  fk.sleep_ms = 60;
+  g_assert_true (vt_migrate_range (FAKE_PID, fake_addr (0), fake_addr (8), 1, 0, &stats, NULL));
+  g_assert_cmpuint (stats.moved, ==, 8 * page ());
+  g_assert_cmpuint (stats.cpu_us, <, 30000);
+  fk.sleep_ms = 0, fk.spin_ms = 60;
+  g_assert_true (vt_migrate_range (FAKE_PID, fake_addr (8), fake_addr (16), 1, 0, &stats, NULL));
+  g_assert_cmpuint (stats.cpu_us, >=, 60000);
+}
+
 /* ENOMEM on the target ends the round: what moved counts, the rest failed,
  * the next batch is not visited. */
 static void
@@ -625,6 +656,7 @@ main (int argc, char **argv)
   add ("/migrate/fake/two-nodes", test_fake_two_nodes);
   add ("/migrate/fake/huge-page", test_fake_huge_page);
   add ("/migrate/fake/max-bytes", test_fake_max_bytes);
+  add ("/migrate/fake/cpu-time", test_fake_cpu_time);
   add ("/migrate/fake/out-of-memory", test_fake_out_of_memory);
   add ("/migrate/fake/cancel-between-batches", test_fake_cancel_between_batches);
 #undef add
