@@ -185,18 +185,19 @@ region_piece_end (const VtRegion *r, double part, guint64 bytes)
 
 /* Adds jobs moving up to `bytes` of a VM's eligible regions: for promotion
  * the hottest first; for demotion its cold regions first (coldest, oldest),
- * then, if it is still above its share, its warmer ones, coldest first.
- * Each job spans at most `chunk` bytes of addresses. */
+ * then, if it is still above its share and `cold_only` is not set, its
+ * warmer ones, coldest first. Each job spans at most `chunk` bytes of
+ * addresses. */
 static guint64
 plan_vm (VtTiering *t, const VtTieringInput *in, const double *frac, gboolean promote,
-         guint64 bytes, int node, guint64 chunk, GArray *jobs)
+         gboolean cold_only, guint64 bytes, int node, guint64 chunk, GArray *jobs)
 {
   VmState *s = vm_state (t, in->key);
   gint64 now = g_get_monotonic_time ();
   g_autofree gboolean *taken = g_new0 (gboolean, MAX (in->n_regions, 1));
   guint64 planned = 0;
 
-  for (int pass = 0; pass < (promote ? 1 : 2) && planned < bytes; pass++) {
+  for (int pass = 0; pass < (promote || cold_only ? 1 : 2) && planned < bytes; pass++) {
     g_autoptr (GArray) cands = g_array_new (FALSE, FALSE, sizeof (Candidate));
     for (guint i = 0; i < in->n_regions; i++) {
       const VtRegion *r = &in->regions[i];
@@ -368,7 +369,13 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 low = tiers->top_total * c->low_watermark_pct / 100;
   guint64 high = tiers->top_total * c->high_watermark_pct / 100;
   guint64 room = tiers->top_free > c->reserve_bytes ? tiers->top_free - c->reserve_bytes : 0;
-  if (tiers->top_free < low || promote_due > room)
+  /* Contended: other VMs' promotions due do not fit. Only then does a VM
+   * above its share give up warm memory too; below the low watermark alone,
+   * only cold memory goes (as DAMOS migrate_cold would): the heat of memory
+   * in use wavers, and with free memory nobody is waiting for, moving it
+   * down would only bring it back up. */
+  gboolean contended = promote_due > room;
+  if (tiers->top_free < low || contended)
     t->demoting = TRUE;
   else if (tiers->top_free > high)
     t->demoting = FALSE;
@@ -388,8 +395,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
       continue;
     int slow = vt_host_tiers_pick (tiers, FALSE, allowed->pdata[i], in->slow_nodes);
     if (slow >= 0)
-      freed += plan_vm (t, in, fracs->pdata[i], FALSE, req[i].current - targets[i], slow, chunk,
-                        demotes);
+      freed += plan_vm (t, in, fracs->pdata[i], FALSE, !contended, req[i].current - targets[i],
+                        slow, chunk, demotes);
   }
   guint64 promote_room = room + freed;
   for (guint i = 0; i < n && promote_room > 0; i++) {
@@ -398,7 +405,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
       continue;
     int top = vt_host_tiers_pick (tiers, TRUE, allowed->pdata[i], in->fast_nodes);
     if (top >= 0)
-      promote_room -= MIN (promote_room, plan_vm (t, in, fracs->pdata[i], TRUE,
+      promote_room -= MIN (promote_room, plan_vm (t, in, fracs->pdata[i], TRUE, FALSE,
                                                   MIN (targets[i] - hot_top[i], promote_room),
                                                   top, chunk, promotes));
   }

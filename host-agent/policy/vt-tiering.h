@@ -4,7 +4,8 @@
  *  - demotion (as DAMOS migrate_cold): when the top tier is contended (free
  *    below the low watermark until above the high one, or not enough free
  *    for the promotions due), the coldest, oldest regions of VMs above
- *    their target go to a slow node;
+ *    their target go to a slow node; warmer ones too only when the
+ *    promotions due do not fit;
  *  - promotion (as DAMOS migrate_hot): the hottest regions whose heat has
  *    held for promote-min-age aggregations, of VMs below their target, go
  *    to a top node, never into the host reserve.

@@ -328,6 +328,28 @@ test_flickering_heat_gives_way (void)
   drop_host ();
 }
 
+/* Below the low watermark with no other VM waiting for room, a VM above
+ * its share gives up its cold memory only: its warm memory (in use, just
+ * not hot enough to count in its demand) stays. */
+static void
+test_watermark_takes_cold_only (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = 0;
+  node_used_other[0] = NODE_PAGES - PAGES - 256; /* 1 MiB free: below the low watermark */
+  make_host ();
+  World w;
+  world_init (&w, 1, 2);
+  w.regions[0][2].nr_accesses = 3; /* warm: above cold (2 of 40), below hot (4) */
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 10);
+  g_assert_cmpuint (count (0, 3072, 1024, 1), ==, 1024); /* the cold region went down */
+  g_assert_cmpuint (count (0, 2048, 1024, 0), ==, 1024); /* the warm one stayed */
+  g_assert_cmpuint (count (0, 0, 2048, 0), ==, 2048);    /* and the hot ones */
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
 /* A VM a hair above its share (less than the dead band) is left alone:
  * residency estimates and heat are noisy, and chasing them moves memory
  * back and forth. */
@@ -389,6 +411,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/targets-follow-weights", test_targets_follow_weights);
   g_test_add_func ("/tiering/flickering-heat-gives-way", test_flickering_heat_gives_way);
   g_test_add_func ("/tiering/dead-band", test_dead_band);
+  g_test_add_func ("/tiering/watermark-takes-cold-only", test_watermark_takes_cold_only);
   g_test_add_func ("/tiering/own-fast-nodes", test_own_fast_nodes);
   return g_test_run ();
 }
