@@ -110,27 +110,31 @@ same_domain (const char *name, const char *uuid, const char *key)
   return (*name && g_str_equal (name, parts[0])) || (*uuid && g_strcmp0 (uuid, parts[1]) == 0);
 }
 
-static void
-forget_pending (VtLibvirtDiscovery *d, const char *name, const char *uuid)
+/* The key of a pending entry for that domain, or NULL. */
+static const char *
+find_pending (VtLibvirtDiscovery *d, const char *name, const char *uuid)
 {
   GHashTableIter it;
   gpointer key;
   g_hash_table_iter_init (&it, d->pending);
   while (g_hash_table_iter_next (&it, &key, NULL))
     if (same_domain (name, uuid, key))
-      g_hash_table_iter_remove (&it);
+      return key;
+  return NULL;
+}
+
+static void
+forget_pending (VtLibvirtDiscovery *d, const char *name, const char *uuid)
+{
+  const char *key;
+  while ((key = find_pending (d, name, uuid)))
+    g_hash_table_remove (d->pending, key);
 }
 
 gboolean
 vt_libvirt_discovery_is_pending (VtLibvirtDiscovery *d, const char *name, const char *uuid)
 {
-  GHashTableIter it;
-  gpointer key;
-  g_hash_table_iter_init (&it, d->pending);
-  while (g_hash_table_iter_next (&it, &key, NULL))
-    if (same_domain (name, uuid, key))
-      return TRUE;
-  return FALSE;
+  return find_pending (d, name, uuid) != NULL;
 }
 
 static void

@@ -67,23 +67,29 @@ ignore_libvirt_error (void *data, virErrorPtr error)
   (void) data, (void) error;
 }
 
-static virConnectPtr
-open_test_driver (void)
+/* A connection of the test's own to the test driver, and a discovery on
+ * it reporting to `s`; NULL (the test skipped) without the test driver. */
+static VtLibvirtDiscovery *
+start (Seen *s, virConnectPtr *conn)
 {
   virSetErrorFunc (NULL, ignore_libvirt_error);
-  return virConnectOpen (URI);
+  *conn = virConnectOpen (URI);
+  if (!*conn) {
+    g_test_skip ("libvirt's test driver is not available");
+    return NULL;
+  }
+  s->log = g_ptr_array_new_null_terminated (0, g_free, TRUE);
+  return vt_libvirt_discovery_new (URI, 1000, &events, s);
 }
 
 static void
 test_found_metadata_lost (void)
 {
-  virConnectPtr conn = open_test_driver ();
-  if (!conn) {
-    g_test_skip ("libvirt's test driver is not available");
+  Seen s;
+  virConnectPtr conn;
+  VtLibvirtDiscovery *d = start (&s, &conn);
+  if (!d)
     return;
-  }
-  Seen s = { g_ptr_array_new_null_terminated (0, g_free, TRUE) };
-  VtLibvirtDiscovery *d = vt_libvirt_discovery_new (URI, 1000, &events, &s);
 
   /* Running at start: found, then its (absent) metadata. */
   wait_for (&s, "found test via libvirt");
@@ -130,13 +136,11 @@ test_found_metadata_lost (void)
 static void
 test_registered_before_running (void)
 {
-  virConnectPtr conn = open_test_driver ();
-  if (!conn) {
-    g_test_skip ("libvirt's test driver is not available");
+  Seen s;
+  virConnectPtr conn;
+  VtLibvirtDiscovery *d = start (&s, &conn);
+  if (!d)
     return;
-  }
-  Seen s = { g_ptr_array_new_null_terminated (0, g_free, TRUE) };
-  VtLibvirtDiscovery *d = vt_libvirt_discovery_new (URI, 1000, &events, &s);
   virDomainPtr ghost = virDomainDefineXML (conn, GHOST_XML);
   g_assert_nonnull (ghost);
 
