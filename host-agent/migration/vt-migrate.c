@@ -274,7 +274,6 @@ walk_range (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
   return TRUE;
 }
 
-/* vt_migrate_range with cancellation between batches. */
 /* CPU time, not wall time: on a busy host a move waits for a CPU as long
  * as it likes; what a quota bounds is what it costs the host. */
 static guint64
@@ -285,6 +284,7 @@ thread_cpu_us (void)
   return (guint64) ts.tv_sec * G_USEC_PER_SEC + (guint64) ts.tv_nsec / 1000;
 }
 
+/* vt_migrate_range with cancellation between batches. */
 static gboolean
 migrate_range (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
                VtMigrateStats *stats, GCancellable *cancellable, GError **error)
