@@ -14,7 +14,8 @@ vt_parse_size (const char *text, guint64 *out)
   if (!text || !g_ascii_isdigit (*text))
     return FALSE;
   guint64 v = g_ascii_strtoull (text, &end, 10);
-  g_autofree char *unit = g_ascii_strdown (g_strstrip (g_strdup (end)), -1);
+  g_autofree char *rest = g_strstrip (g_strdup (end));
+  g_autofree char *unit = g_ascii_strdown (rest, -1);
   for (gsize i = 0; i < G_N_ELEMENTS (units); i++)
     if (g_str_equal (unit, units[i].unit)) {
       if (v > (G_MAXUINT64 >> units[i].shift))

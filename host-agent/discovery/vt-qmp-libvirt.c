@@ -10,6 +10,7 @@
 #include "discovery/vt-qmp.h"
 
 #include "common/vt-error.h"
+#include "common/vt-task.h"
 
 #include <libvirt/libvirt-qemu.h>
 #include <libvirt/libvirt.h>
@@ -157,7 +158,7 @@ vt_qmp_libvirt_execute_async (VtQmp *qmp, const char *command, JsonObject *argum
 {
   VtQmpLibvirt *self = VT_QMP_LIBVIRT (qmp);
   g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, vt_qmp_libvirt_execute_async);
+  g_task_set_source_tag (task, VT_TASK_TAG (vt_qmp_libvirt_execute_async));
   if (self->closed) {
     g_task_return_new_error (task, VT_ERROR, VT_ERROR_GONE,
                              "%s: cannot run %s: the monitor is closed", self->monitor, command);
@@ -194,7 +195,7 @@ vt_qmp_libvirt_execute_async (VtQmp *qmp, const char *command, JsonObject *argum
   /* No "id": libvirt adds its own to match the reply. */
   request->json = vt_qmp_command_to_json (command, arguments, -1);
   g_autoptr (GTask) worker = g_task_new (NULL, NULL, on_request_done, call);
-  g_task_set_source_tag (worker, run_request);
+  g_task_set_source_tag (worker, VT_TASK_TAG (run_request));
   g_task_set_task_data (worker, request, (GDestroyNotify) request_free);
   g_task_run_in_thread (worker, run_request);
 }

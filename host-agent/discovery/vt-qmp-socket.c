@@ -9,6 +9,7 @@
 #include "discovery/vt-qmp.h"
 
 #include "common/vt-error.h"
+#include "common/vt-task.h"
 
 #include <gio/gunixsocketaddress.h>
 #include <string.h>
@@ -216,7 +217,7 @@ send_command (VtQmpSocket *self, const char *command, JsonObject *arguments, gui
               GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, vt_qmp_socket_execute_async);
+  g_task_set_source_tag (task, VT_TASK_TAG (vt_qmp_socket_execute_async));
   if (self->state == STATE_CLOSED) {
     g_task_return_new_error (task, VT_ERROR, VT_ERROR_GONE,
                              "%s: cannot run %s: the monitor is closed (%s)", self->monitor,
@@ -541,7 +542,7 @@ vt_qmp_socket_connect_async (const char *path, guint timeout_ms, GCancellable *c
 {
   g_return_if_fail (path != NULL);
   GTask *task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, vt_qmp_socket_connect_async);
+  g_task_set_source_tag (task, VT_TASK_TAG (vt_qmp_socket_connect_async));
   if (g_task_return_error_if_cancelled (task)) {
     g_object_unref (task);
     return;
@@ -570,8 +571,8 @@ VtQmp *
 vt_qmp_socket_connect_finish (GAsyncResult *result, GError **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == vt_qmp_socket_connect_async,
-                        NULL);
+  g_return_val_if_fail (
+    g_task_get_source_tag (G_TASK (result)) == VT_TASK_TAG (vt_qmp_socket_connect_async), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/vt-error.h"
+#include "common/vt-task.h"
 #include "common/vt-sysfs.h"
 
 /* The status array is filled with this before a move: an entry the kernel
@@ -340,7 +341,7 @@ vt_migrate_range_async (GPid pid, guint64 start, guint64 end, int node, guint64 
                         gpointer user_data)
 {
   g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, vt_migrate_range_async);
+  g_task_set_source_tag (task, VT_TASK_TAG (vt_migrate_range_async));
   RangeJob *job = g_new (RangeJob, 1);
   *job = (RangeJob) { pid, start, end, node, max_bytes };
   g_task_set_task_data (task, job, g_free);
