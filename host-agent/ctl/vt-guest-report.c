@@ -4,6 +4,7 @@
 #include <json-glib/json-glib.h>
 
 #include "common/vt-error.h"
+#include "common/vt-json.h"
 
 #define BAD "bad guest report: "
 
@@ -213,10 +214,9 @@ VtGuestReport *
 vt_guest_report_parse (const char *json, GError **error)
 {
   g_autoptr (GError) parse_error = NULL;
-  g_autoptr (JsonNode) root = json_from_string (json, &parse_error);
+  g_autoptr (JsonNode) root = vt_json_from_string (json, &parse_error);
   if (!root) {
-    g_set_error (error, VT_ERROR, VT_ERROR_INVALID, BAD "not JSON: %s",
-                 parse_error ? parse_error->message : "empty");
+    g_set_error (error, VT_ERROR, VT_ERROR_INVALID, BAD "%s", parse_error->message);
     return NULL;
   }
   if (!JSON_NODE_HOLDS_OBJECT (root)) {

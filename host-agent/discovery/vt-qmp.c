@@ -3,6 +3,8 @@
 #include "discovery/vt-qmp.h"
 
 #include "common/vt-error.h"
+#include "common/vt-json.h"
+#include "common/vt-task.h"
 
 #include <string.h>
 
@@ -88,7 +90,7 @@ vt_qmp_hmp_async (VtQmp *self, const char *command_line, GCancellable *cancellab
   g_return_if_fail (VT_IS_QMP (self));
   g_return_if_fail (command_line != NULL);
   GTask *task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, vt_qmp_hmp_async);
+  g_task_set_source_tag (task, VT_TASK_TAG (vt_qmp_hmp_async));
   g_task_set_task_data (task, g_strdup (command_line), g_free);
 
   g_autoptr (JsonObject) arguments = json_object_new ();
@@ -100,7 +102,8 @@ char *
 vt_qmp_hmp_finish (VtQmp *self, GAsyncResult *result, GError **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == vt_qmp_hmp_async, NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == VT_TASK_TAG (vt_qmp_hmp_async),
+                        NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
@@ -147,7 +150,8 @@ vt_qmp_parse_message (const char *monitor, const char *text, gsize length, GErro
                  quoted);
     return NULL;
   }
-  if (!json_parser_load_from_data (parser, text, (gssize) length, &parse_error)) {
+  if (!vt_json_check_depth (text, (gssize) length, &parse_error) ||
+      !json_parser_load_from_data (parser, text, (gssize) length, &parse_error)) {
     g_autofree char *quoted = quote_text (text, length);
     /* The parser's message may quote the bad token: keep it short too. */
     g_autofree char *reason = g_utf8_strlen (parse_error->message, -1) > 2 * QUOTE_MAX_BYTES

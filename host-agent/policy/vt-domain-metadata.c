@@ -170,11 +170,14 @@ check_together (const Parsed *p, GError **error)
   if (p->policy.min > p->policy.max)
     return fail (error, "<min> (%" G_GUINT64_FORMAT " bytes) is larger than <max> (%"
                  G_GUINT64_FORMAT " bytes)", p->policy.min, p->policy.max);
-  for (guint i = 0; p->nodes[0] && p->nodes[1] && i < p->nodes[0]->len; i++)
-    for (guint j = 0; j < p->nodes[1]->len; j++)
-      if (g_array_index (p->nodes[0], guint, i) == g_array_index (p->nodes[1], guint, j))
-        return fail (error, "node %u is in both <fast-nodes> and <slow-nodes>",
-                     g_array_index (p->nodes[0], guint, i));
+  /* Both lists are sorted and without repeats: one merge pass. */
+  for (guint i = 0, j = 0; p->nodes[0] && p->nodes[1] && i < p->nodes[0]->len &&
+                           j < p->nodes[1]->len;) {
+    guint a = g_array_index (p->nodes[0], guint, i), b = g_array_index (p->nodes[1], guint, j);
+    if (a == b)
+      return fail (error, "node %u is in both <fast-nodes> and <slow-nodes>", a);
+    a < b ? i++ : j++;
+  }
   return TRUE;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/vt-error.h"
+#include "common/vt-json.h"
 
 /* QEMU's "implied,key=value,..." option syntax, where ",," is a literal
  * comma: key -> value. The first item without '=' goes under implied_key;
@@ -74,7 +75,7 @@ static gboolean
 parse_json_object (const char *value, guint index, char **qom_type, char **id, GError **error)
 {
   g_autoptr (GError) json_error = NULL;
-  g_autoptr (JsonNode) root = json_from_string (value, &json_error);
+  g_autoptr (JsonNode) root = vt_json_from_string (value, &json_error);
   if (!root)
     {
       g_autofree char *what = g_strdup_printf ("bad JSON: %s", json_error->message);

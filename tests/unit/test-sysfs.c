@@ -57,6 +57,19 @@ test_nodelist (void)
   g_clear_error (&error);
   g_assert_null (vt_parse_nodelist ("3-1", &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  g_clear_error (&error);
+
+  /* A hostile list (the whole id space, 300 times over: 3 KB) is one set
+   * of 4096 nodes, not 1.2 million entries for whoever reads it next. */
+  g_autoptr (GString) hostile = g_string_new ("0");
+  for (int i = 0; i < 300; i++)
+    g_string_append (hostile, ",0-4095");
+  g_autoptr (GArray) all = vt_parse_nodelist (hostile->str, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (all->len, ==, 4096);
+  g_assert_cmpuint (g_array_index (all, guint, 4095), ==, 4095);
+  g_assert_null (vt_parse_nodelist ("4096", &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
 }
 
 /* Formatting is the inverse of parsing, ranges collapsed, repeats once. */
