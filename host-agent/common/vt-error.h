@@ -13,6 +13,8 @@ typedef enum {
   VT_ERROR_BUSY,        /* a resource owned by someone else (e.g. another DAMON user) */
   VT_ERROR_UNSUPPORTED, /* the host or VM lacks what is needed (no page_idle, old QEMU) */
   VT_ERROR_GONE,        /* the VM went away while we worked on it */
+  VT_ERROR_NO_SUCH_VM,  /* a caller named a VM vtierd does not have */
+  VT_ERROR_NOT_AUTHORIZED, /* a caller may not do that */
 } VtErrorCode;
 
 /* Sets a VT_ERROR_INVALID error and returns FALSE, for

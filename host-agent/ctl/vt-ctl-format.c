@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/vt-error.h"
+#include "common/vt-json.h"
 #include "ctl/vt-guest-report.h"
 
 #define HEAT_BAR_WIDTH 10
@@ -248,6 +249,24 @@ moved_text (GVariant *vm)
 }
 
 char *
+vt_ctl_escape_terminal (const char *text)
+{
+  GString *out = g_string_sized_new (strlen (text));
+  for (const guchar *p = (const guchar *) text; *p; p++) {
+    gboolean c0 = (*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f;
+    /* C1 controls (U+0080..U+009F) are 0xC2 0x80..0x9F in UTF-8. */
+    gboolean c1 = *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+    if (c0)
+      g_string_append_printf (out, "\\x%02x", *p);
+    else if (c1)
+      g_string_append_printf (out, "\\x%02x", *++p);
+    else
+      g_string_append_c (out, (char) *p);
+  }
+  return g_string_free (out, FALSE);
+}
+
+char *
 vt_ctl_format_vms_text (GVariant *vms)
 {
   g_return_val_if_fail (g_variant_is_of_type (vms, G_VARIANT_TYPE ("aa{sv}")), NULL);
@@ -283,8 +302,35 @@ vt_ctl_format_vms_text (GVariant *vms)
     if (*lookup_str (vm, "policy_error", ""))
       g_string_append_printf (out, "  policy: its domain's vtier metadata is rejected, the policy "
                               "shown stays: %s\n", lookup_str (vm, "policy_error", ""));
+    /* What holds a VM back, when something does. */
+    const char *tiering = lookup_str (vm, "tiering", "");
+    if (*tiering && strcmp (tiering, "moving") != 0 && strcmp (tiering, "at-target") != 0)
+      g_string_append_printf (out, "  tiering: %s: %s\n", tiering,
+                              lookup_str (vm, "tiering_why", ""));
   }
   return g_string_free (out, FALSE);
+}
+
+char *
+vt_ctl_format_tiering_text (GVariant *vm)
+{
+  g_autofree char *hot_top = vt_ctl_format_size (lookup_u64 (vm, "hot_top_bytes"));
+  g_autofree char *hot_slow = vt_ctl_format_size (lookup_u64 (vm, "hot_slow_bytes"));
+  g_autofree char *top = vt_ctl_format_size (lookup_u64 (vm, "top_bytes"));
+  g_autofree char *slow = vt_ctl_format_size (lookup_u64 (vm, "slow_bytes"));
+  g_autofree char *swapped = vt_ctl_format_size (lookup_u64 (vm, "exchanged_bytes"));
+  g_autofree char *failed = vt_ctl_format_size (lookup_u64 (vm, "failed_bytes"));
+  g_autofree char *no_mem = vt_ctl_format_size (lookup_u64 (vm, "no_memory_bytes"));
+  g_autofree char *busy = vt_ctl_format_size (lookup_u64 (vm, "busy_bytes"));
+  g_autofree char *rate = vt_ctl_format_size (lookup_u64 (vm, "move_rate"));
+  const char *status = lookup_str (vm, "tiering", "");
+  return g_strdup_printf ("tiering: %s%s%s\n"
+                          "  top tier %s (hot %s), slow tiers %s (hot %s)\n"
+                          "  exchanged %s; failed %s (target full %s), busy %s\n"
+                          "  host moves %s per CPU-second\n",
+                          *status ? status : "not yet planned", *status ? ": " : "",
+                          lookup_str (vm, "tiering_why", ""), top, hot_top, slow, hot_slow,
+                          swapped, failed, no_mem, busy, rate);
 }
 
 static void
@@ -557,7 +603,8 @@ vt_ctl_heat_history_new (GVariant *info, GVariant *rows, GError **error)
     history->rows[i].bins = copy;
   }
   /* Oldest first, whatever order vtierd sent; bins pointers move along. */
-  qsort (history->rows, history->n_rows, sizeof (VtHeatRow), compare_row_time);
+  if (history->n_rows > 0) /* rows is NULL then, and qsort's pointer may not be */
+    qsort (history->rows, history->n_rows, sizeof (VtHeatRow), compare_row_time);
   return g_steal_pointer (&history);
 }
 
@@ -722,7 +769,7 @@ vt_ctl_format_show_json (GVariant *vm, const char *report, double age_s, GError 
     g_autoptr (VtGuestReport) checked = vt_guest_report_parse (report, error);
     if (!checked)
       return NULL;
-    view = json_from_string (report, NULL);
+    view = vt_json_from_string (report, NULL);
   }
   g_autoptr (JsonBuilder) builder = json_builder_new ();
   json_builder_begin_object (builder);

@@ -11,12 +11,20 @@
 /* Sizes in binary units with one decimal ("768.0 MiB"), bytes below 1 KiB
  * as such ("512 B"). */
 char *vt_ctl_format_size (guint64 bytes);
+
+/* Text for a terminal with the control characters that could drive it
+ * (C0 but newline and tab, DEL, C1 such as CSI) shown as \xNN: VM names,
+ * guest reports and QMP strings come from parties vtier does not trust. */
+char *vt_ctl_escape_terminal (const char *text);
 /* "250 us", "5 ms", "1.5 s". */
 char *vt_ctl_format_duration_us (guint64 us);
 
 /* ListVMs' reply (aa{sv}): a header and one line per VM, the error of a VM
  * in state "error" on the line below it; "no VMs" when there are none. */
 char *vt_ctl_format_vms_text (GVariant *vms);
+/* `vtierctl show`'s tiering lines for one ListVMs entry: its status and
+ * why, its bytes per tier (hot and all), what failed and why. */
+char *vt_ctl_format_tiering_text (GVariant *vm);
 /* {"vms": [{every key of the VM's dictionary}]}, node_bytes as an object
  * keyed by node number, write_mbps null when unknown. */
 char *vt_ctl_format_vms_json (GVariant *vms);

@@ -13,11 +13,27 @@
 #include "ctl/vt-domain-xml.h"
 #include "ctl/vt-heatmap.h"
 #include "dbus/vt-dbus-client.h"
+#include "dbus/vt-dbus-errors.h"
 
 /* GetGuestView's error when the guest has not reported. */
 #define NOT_FOUND_ERROR "org.vtier.Error.NotFound"
 
-enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+/* Exit codes, one per kind of failure a script may act on (--help lists
+ * them). */
+enum {
+  EXIT_OK = 0,
+  EXIT_FAILED = 1,       /* anything else; the message says what */
+  EXIT_USAGE = 2,        /* a bad command line */
+  EXIT_NOT_RUNNING = 3,  /* vtierd is not running */
+  EXIT_NO_SUCH_VM = 4,   /* vtierd has no VM of that name */
+  EXIT_NOT_AUTHORIZED = 5, /* vtierd refused the caller (changes are root's) */
+  EXIT_INVALID = 6,      /* vtierd refused a value */
+  EXIT_BUSY = 7,         /* the VM is not ready for that yet (not tracked, no report) */
+};
+#define EXIT_CODES_HELP                                                          \
+  "Exit codes: 0 done; 1 failed; 2 bad command line; 3 vtierd not running;\n"   \
+  "4 no such VM; 5 not authorized; 6 invalid value; 7 not ready yet (the VM\n"  \
+  "is not tracked, or its guest has not reported)."
 
 static gboolean opt_json;
 static char *opt_output;
@@ -87,19 +103,43 @@ static int
 call_failed (GError *error)
 {
   if (g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_SERVICE_UNKNOWN)
-      || g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_NAME_HAS_NO_OWNER)) {
+      || g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_NAME_HAS_NO_OWNER)
+      || (!g_dbus_error_is_remote_error (error) /* vt_dbus_client_connect's own */
+          && g_error_matches (error, VT_ERROR, VT_ERROR_NOT_FOUND))) {
     g_printerr ("vtierctl: %s\n", VT_DBUS_NOT_RUNNING);
-    return EXIT_FAILED;
+    return EXIT_NOT_RUNNING;
   }
+  gboolean denied = g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED);
   g_dbus_error_strip_remote_error (error);
   g_printerr ("vtierctl: %s\n", error->message);
-  return EXIT_FAILED;
+  if (denied) /* the bus's own policy, before vtierd's */
+    return EXIT_NOT_AUTHORIZED;
+  if (error->domain != VT_ERROR)
+    return EXIT_FAILED;
+  switch (error->code) {
+  case VT_ERROR_NO_SUCH_VM: return EXIT_NO_SUCH_VM;
+  case VT_ERROR_NOT_AUTHORIZED: return EXIT_NOT_AUTHORIZED;
+  case VT_ERROR_INVALID: return EXIT_INVALID;
+  case VT_ERROR_BUSY:
+  case VT_ERROR_NOT_FOUND: return EXIT_BUSY;
+  default: return EXIT_FAILED;
+  }
 }
 
 static void
 print_out (const char *text)
 {
-  fputs (text, stdout);
+  g_autofree char *safe = vt_ctl_escape_terminal (text);
+  fputs (safe, stdout);
+}
+
+/* g_printerr's output: error messages quote VM names and what QEMU and
+ * guests said. */
+static void
+print_err (const char *text)
+{
+  g_autofree char *safe = vt_ctl_escape_terminal (text);
+  fputs (safe, stderr);
 }
 
 /* ---- the commands ---- */
@@ -145,7 +185,7 @@ run_heatmap (VtDBusManager1 *manager, const char *vm)
   }
   if (history->n_rows == 0) {
     g_printerr ("vtierctl: no heat history yet for %s\n", vm);
-    return EXIT_FAILED;
+    return EXIT_BUSY;
   }
   g_autofree char *title = g_strdup_printf ("%s: guest RAM access heat", history->name);
   if (!vt_heatmap_write_png (opt_output, title, history->ram_bytes, history->rows, history->n_rows,
@@ -193,7 +233,7 @@ run_show (VtDBusManager1 *manager, const char *name)
   g_autoptr (GVariant) vm = find_vm (vms, name);
   if (!vm) {
     g_printerr ("vtierctl: no VM named \"%s\"\n", name);
-    return EXIT_FAILED;
+    return EXIT_NO_SUCH_VM;
   }
   g_autofree char *report = NULL;
   double age_s = 0;
@@ -209,9 +249,10 @@ run_show (VtDBusManager1 *manager, const char *name)
   } else {
     g_autoptr (GVariant) one = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE_VARDICT, &vm, 1));
     g_autofree char *row = vt_ctl_format_vms_text (one);
+    g_autofree char *tiering = vt_ctl_format_tiering_text (vm);
     g_autofree char *view = report ? vt_ctl_format_guest_view_text (report, age_s, &error) : NULL;
     if (!report || view)
-      text = g_strconcat (row, view ? "\n" : "", view, NULL);
+      text = g_strconcat (row, tiering, view ? "\n" : "", view, NULL);
   }
   if (!text) {
     g_printerr ("vtierctl: %s: %s\n", name, error->message);
@@ -221,7 +262,7 @@ run_show (VtDBusManager1 *manager, const char *name)
   if (!report) {
     g_printerr ("vtierctl: VM %s has not reported (is vtier-guest --report running in it, "
                 "and does its domain have the org.vtier.guest.0 channel?)\n", name);
-    return EXIT_FAILED;
+    return EXIT_BUSY;
   }
   return EXIT_OK;
 }
@@ -393,7 +434,7 @@ main_context (void)
   g_option_context_set_description (context,
     "\"vtierctl COMMAND --help\" describes a command. vtierctl asks vtierd\n"
     "(" VT_DBUS_NAME " on the system bus; VTIER_BUS_ADDRESS names another bus);\n"
-    "xml needs no vtierd.");
+    "xml needs no vtierd.\n\n" EXIT_CODES_HELP);
   g_option_context_add_main_entries (context, json_entries, NULL);
   /* Global options end at the command: its own options follow it. */
   g_option_context_set_strict_posix (context, TRUE);
@@ -449,6 +490,7 @@ int
 main (int argc, char **argv)
 {
   setlocale (LC_ALL, "");
+  g_set_printerr_handler (print_err);
   /* Numbers print the same in every locale: scripts read the text too. */
   setlocale (LC_NUMERIC, "C");
 
@@ -479,9 +521,7 @@ main (int argc, char **argv)
   if (command->offline)
     return command->run (NULL, NULL);
   g_autoptr (VtDBusManager1) manager = vt_dbus_client_connect (&error);
-  if (!manager) {
-    g_printerr ("vtierctl: %s\n", error->message);
-    return EXIT_FAILED;
-  }
+  if (!manager)
+    return call_failed (error);
   return command->run (manager, command->takes_vm ? argv[2] : NULL);
 }

@@ -272,8 +272,10 @@ vt_config_load (const char *path, GPtrArray *problems, GError **error)
       g_autofree char *msg = NULL;
       if (!o)
         msg = g_strdup_printf ("unknown option '%s' in [%s] ignored", *k, *g);
-      else if ((msg = read_option (kf, o, c)))
-        msg = g_strdup_printf ("%s; using the default", g_steal_pointer (&msg));
+      else if ((msg = read_option (kf, o, c))) {
+        g_autofree char *why = g_steal_pointer (&msg);
+        msg = g_strdup_printf ("%s; using the default", why);
+      }
       if (msg)
         problem (problems, g_strdup_printf ("%s: %s", path, msg));
     }

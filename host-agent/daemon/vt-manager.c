@@ -4,12 +4,14 @@
 #include <glib/gstdio.h>
 
 #include "access/vt-access.h"
+#include "common/vt-error.h"
 #include "daemon/vt-policies.h"
 #include "daemon/vt-vm.h"
 #include "policy/vt-tiering.h"
 #include "discovery/vt-guest-reader.h"
 #include "discovery/vt-libvirt-discovery.h"
 #include "discovery/vt-qmp-discovery.h"
+#include "dbus/vt-dbus-errors.h"
 #include "vt-dbus-generated.h"
 
 #define OBJECT_PATH "/org/vtier/Manager1"
@@ -154,6 +156,17 @@ vm_variant (VtManager *m, VtVm *vm)
   g_variant_dict_insert (&d, "promoted_bytes", "t", st->promoted);
   g_variant_dict_insert (&d, "demoted_bytes", "t", st->demoted);
   g_variant_dict_insert (&d, "failed_bytes", "t", st->failed);
+  g_variant_dict_insert (&d, "slow_bytes", "t", st->slow_bytes);
+  g_variant_dict_insert (&d, "hot_top_bytes", "t", st->hot_top);
+  g_variant_dict_insert (&d, "hot_slow_bytes", "t", st->hot_slow);
+  g_variant_dict_insert (&d, "busy_bytes", "t", st->busy);
+  g_variant_dict_insert (&d, "no_memory_bytes", "t", st->no_memory);
+  g_variant_dict_insert (&d, "exchanged_bytes", "t", st->exchanged);
+  g_variant_dict_insert (&d, "tiering", "s", m->tiering && st != &none
+                                                 ? vt_tiering_status_name (st->status) : "");
+  g_variant_dict_insert (&d, "tiering_why", "s", m->tiering && st != &none
+                                                     ? vt_tiering_status_describe (st->status) : "");
+  g_variant_dict_insert (&d, "move_rate", "t", m->tiering ? vt_tiering_move_rate (m->tiering) : 0);
   return g_variant_dict_end (&d);
 }
 
@@ -182,12 +195,12 @@ tracked_vm (VtManager *m, GDBusMethodInvocation *inv, const char *name)
 {
   VtVm *vm = g_hash_table_lookup (m->vms, name);
   if (!vm) {
-    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS,
+    g_dbus_method_invocation_return_error (inv, VT_ERROR, VT_ERROR_NO_SUCH_VM,
                                            "no VM named '%s'", name);
     return NULL;
   }
   if (!vt_vm_get_tracker (vm)) {
-    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_FAILED,
+    g_dbus_method_invocation_return_error (inv, VT_ERROR, VT_ERROR_BUSY,
                                            "VM %s is not tracked yet: %s%s%s", name,
                                            vt_vm_get_state (vm), vt_vm_get_error (vm) ? ": " : "",
                                            vt_vm_get_error (vm) ? vt_vm_get_error (vm) : "");
@@ -269,30 +282,36 @@ on_get_heat_history (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const ch
   return TRUE;
 }
 
+/* Who may call what: reading is everyone's, changes are root's. GDBus
+ * emits g-authorize-method in a thread of its own for each call, so the
+ * caller's uid is asked of the bus there, never from the main loop (a
+ * stalled bus stalled all of vtierd before). */
+static const char *const root_only[] = { "SetPolicy", "RegisterDomain", "UnregisterDomain", NULL };
+
 static gboolean
-caller_is_root (GDBusMethodInvocation *inv)
+on_authorize (GDBusInterfaceSkeleton *skeleton, GDBusMethodInvocation *inv, gpointer data)
 {
+  (void) skeleton, (void) data;
+  const char *method = g_dbus_method_invocation_get_method_name (inv);
+  if (!g_strv_contains (root_only, method))
+    return TRUE;
   const char *sender = g_dbus_method_invocation_get_sender (inv);
   if (!sender)
     return TRUE; /* a peer-to-peer connection: only root can reach it */
+  g_autoptr (GError) error = NULL;
   g_autoptr (GVariant) reply = g_dbus_connection_call_sync (
     g_dbus_method_invocation_get_connection (inv), "org.freedesktop.DBus", "/org/freedesktop/DBus",
     "org.freedesktop.DBus", "GetConnectionUnixUser", g_variant_new ("(s)", sender),
-    G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, 2000, NULL, NULL);
+    G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, 2000, NULL, &error);
   guint32 uid = G_MAXUINT32;
   if (reply)
     g_variant_get (reply, "(u)", &uid);
-  return uid == 0;
-}
-
-/* FALSE, the caller told, unless root calls. */
-static gboolean
-require_root (GDBusMethodInvocation *inv, const char *what)
-{
-  if (caller_is_root (inv))
+  if (uid == 0)
     return TRUE;
-  g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED,
-                                         "only root may %s", what);
+  g_dbus_method_invocation_return_error (inv, VT_ERROR, VT_ERROR_NOT_AUTHORIZED,
+                                         "only root may call %s%s%s", method,
+                                         error ? ": the caller's uid is unknown: " : "",
+                                         error ? error->message : "");
   return FALSE;
 }
 
@@ -331,10 +350,8 @@ on_set_policy (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *na
                GVariant *dict, gpointer data)
 {
   VtManager *m = data;
-  if (!require_root (inv, "change a VM's tiering"))
-    return TRUE;
   if (!g_hash_table_contains (m->vms, name)) {
-    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS,
+    g_dbus_method_invocation_return_error (inv, VT_ERROR, VT_ERROR_NO_SUCH_VM,
                                            "no VM named '%s'", name);
     return TRUE;
   }
@@ -345,7 +362,7 @@ on_set_policy (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *na
     why = g_strdup_printf ("min (%" G_GUINT64_FORMAT " bytes) is above max (%" G_GUINT64_FORMAT
                            " bytes)", p.min, p.max);
   if (why) {
-    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_INVALID_ARGS, "%s", why);
+    g_dbus_method_invocation_return_error (inv, VT_ERROR, VT_ERROR_INVALID, "%s", why);
     return TRUE;
   }
   VtVm *vm = g_hash_table_lookup (m->vms, name);
@@ -355,13 +372,19 @@ on_set_policy (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *na
     g_autofree char *xml = vt_policies_format_metadata (m->policies, name, &p);
     g_autoptr (GError) error = NULL;
     if (!vt_libvirt_discovery_set_metadata (m->libvirt, name, xml, &error)) {
-      g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_FAILED, "%s",
-                                             error->message);
+      g_dbus_method_invocation_return_error_literal (inv, VT_ERROR, VT_ERROR_FAILED,
+                                                     error->message);
       return TRUE;
     }
     vt_policies_set_metadata (m->policies, name, xml);
   } else {
-    vt_policies_set (m->policies, name, &p);
+    g_autoptr (GError) error = NULL;
+    if (!vt_policies_set (m->policies, name, &p, &error)) {
+      g_warning ("%s", error->message);
+      g_dbus_method_invocation_return_error_literal (inv, VT_ERROR, VT_ERROR_FAILED,
+                                                     error->message);
+      return TRUE;
+    }
     g_message ("VM %s: policy set: weight %u, min %" G_GUINT64_FORMAT ", max %" G_GUINT64_FORMAT
                ", mode %s", name, p.weight, p.min, p.max, vt_tier_mode_name (p.mode));
   }
@@ -382,7 +405,8 @@ on_get_guest_view (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char
                                                 "--report in it, or no %s channel)", name,
                                                 VT_GUEST_CHANNEL_NAME)
                              : g_strdup_printf ("no VM named '%s'", name);
-    g_dbus_method_invocation_return_dbus_error (inv, "org.vtier.Error.NotFound", why);
+    g_dbus_method_invocation_return_error_literal (inv, VT_ERROR, c ? VT_ERROR_NOT_FOUND
+                                                                    : VT_ERROR_NO_SUCH_VM, why);
     return TRUE;
   }
   vt_dbus_manager1_complete_get_guest_view (iface, inv, report,
@@ -413,10 +437,8 @@ on_register_domain (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const cha
                     const char *uuid, gpointer data)
 {
   VtManager *m = data;
-  if (!require_root (inv, "register a domain"))
-    return TRUE;
   if (!m->libvirt) {
-    g_dbus_method_invocation_return_error (inv, G_DBUS_ERROR, G_DBUS_ERROR_NOT_SUPPORTED,
+    g_dbus_method_invocation_return_error (inv, VT_ERROR, VT_ERROR_UNSUPPORTED,
                                            "vtierd does not watch libvirt ([discovery] libvirt=false)");
     return TRUE;
   }
@@ -435,8 +457,6 @@ on_unregister_domain (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const c
                       const char *uuid, gpointer data)
 {
   VtManager *m = data;
-  if (!require_root (inv, "unregister a domain"))
-    return TRUE;
   g_message ("libvirt hook: domain %s (%s) stopped", name, uuid);
   g_autofree char *n = g_strdup (name), *u = g_strdup (uuid);
   vt_dbus_manager1_complete_unregister_domain (iface, inv);
@@ -448,9 +468,11 @@ on_unregister_domain (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const c
 gboolean
 vt_manager_export (VtManager *m, GDBusConnection *bus, GError **error)
 {
+  vt_dbus_errors_register ();
   m->skeleton = vt_dbus_manager1_skeleton_new ();
   vt_dbus_manager1_set_version (m->skeleton, PACKAGE_VERSION);
   vt_dbus_manager1_set_sources (m->skeleton, vt_access_available (m->access));
+  g_signal_connect (m->skeleton, "g-authorize-method", G_CALLBACK (on_authorize), NULL);
   g_signal_connect (m->skeleton, "handle-list-vms", G_CALLBACK (on_list_vms), m);
   g_signal_connect (m->skeleton, "handle-get-heat", G_CALLBACK (on_get_heat), m);
   g_signal_connect (m->skeleton, "handle-get-heat-history", G_CALLBACK (on_get_heat_history), m);

@@ -89,13 +89,24 @@ vt_policies_error (VtPolicies *ps, const char *name)
   return md ? md->error : NULL;
 }
 
-void
-vt_policies_set (VtPolicies *ps, const char *name, const VtVmPolicy *policy)
+gboolean
+vt_policies_set (VtPolicies *ps, const char *name, const VtVmPolicy *policy, GError **error)
 {
+  /* Kept first, applied after: a policy that would be lost at the next
+   * restart is refused, and the old one stays (in memory and on disk). */
+  VtVmPolicy *old = g_hash_table_lookup (ps->set, name);
+  VtVmPolicy *was = old ? g_memdup2 (old, sizeof *old) : NULL;
   g_hash_table_replace (ps->set, g_strdup (name), g_memdup2 (policy, sizeof *policy));
-  g_autoptr (GError) error = NULL;
-  if (!vt_policy_store_save (ps->file, ps->set, &error))
-    g_warning ("VM %s: the new policy applies, but is not kept: %s", name, error->message);
+  if (vt_policy_store_save (ps->file, ps->set, error)) {
+    g_free (was);
+    return TRUE;
+  }
+  if (was)
+    g_hash_table_replace (ps->set, g_strdup (name), was);
+  else
+    g_hash_table_remove (ps->set, name);
+  g_prefix_error (error, "VM %s: the policy is not set, it could not be kept: ", name);
+  return FALSE;
 }
 
 static void

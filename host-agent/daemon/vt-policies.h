@@ -23,7 +23,8 @@ const GArray *vt_policies_slow_nodes (VtPolicies *ps, const char *name);
 const char *vt_policies_error (VtPolicies *ps, const char *name);
 
 /* A live change of a VM that has no metadata: kept in the policy file. */
-void vt_policies_set (VtPolicies *ps, const char *name, const VtVmPolicy *policy);
+gboolean vt_policies_set (VtPolicies *ps, const char *name, const VtVmPolicy *policy,
+                          GError **error);
 /* The domain's metadata element as read from libvirt (NULL: it has none). */
 void vt_policies_set_metadata (VtPolicies *ps, const char *name, const char *xml);
 /* The element for `policy`, keeping the domain's node lists. */

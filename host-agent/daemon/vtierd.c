@@ -57,9 +57,10 @@ on_signal (gpointer data)
 int
 main (int argc, char **argv)
 {
-  g_autofree char *config_path = g_build_filename (SYSCONFDIR, "vtier", "vtierd.conf", NULL);
-  g_autofree char *state_dir = g_strdup ("/run/vtier");
-  g_autofree char *sysfs_root = g_strdup ("/");
+  /* Defaults after parsing: GOption drops (leaks) what it overwrites. */
+  g_autofree char *config_path = NULL;
+  g_autofree char *state_dir = NULL;
+  g_autofree char *sysfs_root = NULL;
   gboolean session = FALSE, verbose = FALSE, version = FALSE;
   GOptionEntry entries[] = {
     { "config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path, "Configuration file", "FILE" },
@@ -77,6 +78,12 @@ main (int argc, char **argv)
     g_printerr ("vtierd: %s\n", error->message);
     return 2;
   }
+  if (!config_path)
+    config_path = g_build_filename (SYSCONFDIR, "vtier", "vtierd.conf", NULL);
+  if (!state_dir)
+    state_dir = g_strdup ("/run/vtier");
+  if (!sysfs_root)
+    sysfs_root = g_strdup ("/");
   if (version) {
     g_print ("vtierd %s\n", PACKAGE_VERSION);
     return 0;
@@ -87,8 +94,11 @@ main (int argc, char **argv)
   g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
   VtConfig *config = vt_config_load (config_path, problems, &error);
   if (!config) {
-    g_warning ("%s; running with the defaults", error->message);
-    config = vt_config_new_defaults ();
+    /* Fail closed: a config vtierd cannot read is not a reason to tier
+     * with settings nobody chose. (A missing one means the defaults.) */
+    g_printerr ("vtierd: %s; not starting (fix the file, or remove it to run with the "
+                "defaults)\n", error->message);
+    return 2;
   }
   for (guint i = 0; i < problems->len; i++)
     g_warning ("%s", (char *) problems->pdata[i]);

@@ -1,4 +1,5 @@
 #include "dbus/vt-dbus-client.h"
+#include "dbus/vt-dbus-errors.h"
 
 #include "common/vt-error.h"
 
@@ -24,6 +25,7 @@ connect_bus (GError **error)
 VtDBusManager1 *
 vt_dbus_client_connect (GError **error)
 {
+  vt_dbus_errors_register ();
   g_autoptr (GDBusConnection) bus = connect_bus (error);
   if (!bus)
     return NULL;

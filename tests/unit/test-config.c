@@ -3,6 +3,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "common/vt-error.h"
 #include "daemon/vt-config.h"
@@ -152,6 +153,34 @@ test_shipped_file (void)
   g_assert_cmpstr (c->libvirt_uri, ==, d->libvirt_uri);
 }
 
+/* A config vtierd cannot read stops it, saying why (fail closed); a
+ * missing one means the defaults (that is checked by vt_config_load's
+ * own test above). */
+static void
+test_unreadable_stops_vtierd (void)
+{
+  const char *vtierd = g_getenv ("VTIERD");
+  if (!vtierd) {
+    g_test_skip ("needs VTIERD (set by meson test)");
+    return;
+  }
+  g_autofree char *dir = g_dir_make_tmp ("vt-config-XXXXXX", NULL);
+  g_autofree char *conf = g_build_filename (dir, "vtierd.conf", NULL);
+  g_assert_true (g_file_set_contents (conf, "[tiering\ninterval-ms=1000\n", -1, NULL));
+  const char *argv[] = { vtierd, "--config", conf, "--state-dir", dir, "--session", NULL };
+  g_autofree char *err = NULL;
+  int status = 0;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
+                               NULL, &err, &status, &error));
+  g_assert_true (WIFEXITED (status));
+  g_assert_cmpint (WEXITSTATUS (status), ==, 2);
+  g_assert_nonnull (strstr (err, conf));
+  g_assert_nonnull (strstr (err, "not starting"));
+  g_unlink (conf);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -163,5 +192,6 @@ main (int argc, char **argv)
   g_test_add_func ("/config/vm-policies", test_vm_policies);
   g_test_add_func ("/config/unparsable", test_unparsable_file);
   g_test_add_func ("/config/shipped-file", test_shipped_file);
+  g_test_add_func ("/config/unreadable-stops-vtierd", test_unreadable_stops_vtierd);
   return g_test_run ();
 }

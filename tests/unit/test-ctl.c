@@ -55,6 +55,11 @@ sample_vms (void)
   g_variant_builder_add (&web, "{sv}", "write_mbps", g_variant_new_double (12.5));
   g_variant_builder_add (&web, "{sv}", "policy_error",
                          g_variant_new_string ("vtier metadata: <weight> must be 1..10000, not 0"));
+  g_variant_builder_add (&web, "{sv}", "tiering", g_variant_new_string ("pinned"));
+  g_variant_builder_add (&web, "{sv}", "tiering_why", g_variant_new_string ("its cpuset says no"));
+  g_variant_builder_add (&web, "{sv}", "top_bytes", g_variant_new_uint64 (3 * GiB));
+  g_variant_builder_add (&web, "{sv}", "hot_slow_bytes", g_variant_new_uint64 (256 * MiB));
+  g_variant_builder_add (&web, "{sv}", "busy_bytes", g_variant_new_uint64 (2 * MiB));
   g_variant_builder_add (&vms, "a{sv}", &web);
 
   g_variant_builder_init (&db, G_VARIANT_TYPE_VARDICT);
@@ -134,6 +139,17 @@ test_format_size (void)
 
 /* ---- ListVMs ---- */
 
+/* What a hostile guest or QEMU could put in a name or a report cannot
+ * drive the terminal vtierctl prints to. */
+static void
+test_escape_terminal (void)
+{
+  g_autofree char *a = vt_ctl_escape_terminal ("web\x1b]0;owned\x07\tok\n");
+  g_assert_cmpstr (a, ==, "web\\x1b]0;owned\\x07\tok\n");
+  g_autofree char *b = vt_ctl_escape_terminal ("csi\xc2\x9b" "2J del\x7f \xc3\xa9t\xc3\xa9");
+  g_assert_cmpstr (b, ==, "csi\\x9b" "2J del\\x7f \xc3\xa9t\xc3\xa9");
+}
+
 static void
 test_list_text (void)
 {
@@ -166,6 +182,19 @@ test_list_text (void)
                                                  "rejected, the policy shown stays: vtier metadata: "
                                                  "<weight> must be 1..10000, not 0\n", NULL);
   g_assert_nonnull (strstr (text, web_and_policy));
+  /* And what holds it back, after that. */
+  g_assert_nonnull (strstr (text, "shown stays: vtier metadata: <weight> must be 1..10000, "
+                                  "not 0\n  tiering: pinned: its cpuset says no\n"));
+  /* A VM with nothing held back (db: no status yet) gets no such line. */
+  g_assert_null (strstr (text, "  tiering: \n"));
+
+  /* vtierctl show's lines: the status, the bytes per tier, the failures. */
+  g_autoptr (GVariant) first = g_variant_get_child_value (vms, 0);
+  g_autofree char *tiering = vt_ctl_format_tiering_text (first);
+  g_test_message ("%s", tiering);
+  g_assert_true (g_str_has_prefix (tiering, "tiering: pinned: its cpuset says no\n"));
+  g_assert_nonnull (strstr (tiering, "top tier 3.0 GiB (hot 0 B), slow tiers 0 B (hot 256.0 MiB)"));
+  g_assert_nonnull (strstr (tiering, "busy 2.0 MiB"));
 
   /* Columns line up: every field of the header starts where the rows' do. */
   g_autofree char *header = vt_test_line_starting (text, "NAME");
@@ -665,7 +694,7 @@ static gboolean
 unknown_vm (GDBusMethodInvocation *invocation, const char *vm)
 {
   g_autofree char *message = g_strdup_printf ("no VM named \"%s\"", vm);
-  g_dbus_method_invocation_return_dbus_error (invocation, "org.vtier.Error.NotFound", message);
+  g_dbus_method_invocation_return_dbus_error (invocation, "org.vtier.Error.NoSuchVM", message);
   return TRUE;
 }
 
@@ -782,7 +811,7 @@ test_bus_heat (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   /* An unknown VM: vtierd's message, without the D-Bus error name. */
   g_auto (VtTestRun) unknown = { 0 };
   run_vtierctl (fake, &unknown, "heat", "nosuch", NULL);
-  g_assert_cmpint (unknown.status, ==, 1);
+  g_assert_cmpint (unknown.status, ==, 4); /* no such VM */
   g_assert_cmpstr (unknown.out, ==, "");
   g_assert_cmpstr (unknown.err, ==, "vtierctl: no VM named \"nosuch\"\n");
 }
@@ -793,6 +822,7 @@ test_bus_heatmap (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   g_autofree char *path = g_build_filename (fake->dir, "web.png", NULL);
   g_auto (VtTestRun) run = { 0 };
   run_vtierctl (fake, &run, "heatmap", "web", "-o", path, "--width", "640", "--height", "360", "--json", NULL);
+  g_test_message ("vtierctl heatmap: %s", run.err);
   g_assert_cmpint (run.status, ==, 0);
   g_autoptr (JsonNode) root = NULL;
   JsonObject *result = parse_object (run.out, &root);
@@ -807,7 +837,7 @@ test_bus_heatmap (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 
   g_auto (VtTestRun) empty = { 0 };
   run_vtierctl (fake, &empty, "heatmap", "new", "-o", path, NULL);
-  g_assert_cmpint (empty.status, ==, 1);
+  g_assert_cmpint (empty.status, ==, 7); /* not ready */
   g_assert_cmpstr (empty.err, ==, "vtierctl: no heat history yet for new\n");
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
@@ -841,7 +871,7 @@ test_bus_show (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   /* Not reported: the row, and what to check. */
   g_auto (VtTestRun) silent = { 0 };
   run_vtierctl (fake, &silent, "show", "db", NULL);
-  g_assert_cmpint (silent.status, ==, 1);
+  g_assert_cmpint (silent.status, ==, 7); /* not ready */
   g_autofree char *db = vt_test_line_starting (silent.out, "db ");
   g_assert_nonnull (db);
   g_assert_null (strstr (silent.out, "guest "));
@@ -851,7 +881,7 @@ test_bus_show (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 
   g_auto (VtTestRun) unknown = { 0 };
   run_vtierctl (fake, &unknown, "show", "nosuch", NULL);
-  g_assert_cmpint (unknown.status, ==, 1);
+  g_assert_cmpint (unknown.status, ==, 4);
   g_assert_cmpstr (unknown.out, ==, "");
   g_assert_cmpstr (unknown.err, ==, "vtierctl: no VM named \"nosuch\"\n");
 }
@@ -861,7 +891,7 @@ test_bus_not_running (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
 {
   g_auto (VtTestRun) run = { 0 };
   run_vtierctl (fake, &run, "list", NULL);
-  g_assert_cmpint (run.status, ==, 1);
+  g_assert_cmpint (run.status, ==, 3); /* vtierd not running */
   g_assert_cmpstr (run.out, ==, "");
   g_assert_cmpstr (run.err, ==,
                    "vtierctl: vtierd is not running (no org.vtier.Manager1 on the system bus)\n");
@@ -916,6 +946,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/ctl/format/size", test_format_size);
   g_test_add_func ("/ctl/list/text", test_list_text);
+  g_test_add_func ("/ctl/escape-terminal", test_escape_terminal);
   g_test_add_func ("/ctl/list/empty", test_list_empty);
   g_test_add_func ("/ctl/list/json", test_list_json);
   g_test_add_func ("/ctl/heat/text", test_heat_text);

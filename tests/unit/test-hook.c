@@ -125,7 +125,8 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  if (!g_getenv ("VTIER_HOOK") || !g_find_program_in_path ("dbus-daemon")) {
+  g_autofree char *daemon = g_find_program_in_path ("dbus-daemon");
+  if (!g_getenv ("VTIER_HOOK") || !daemon) {
     g_test_add_func ("/hook/skipped", test_skipped);
     return g_test_run ();
   }
