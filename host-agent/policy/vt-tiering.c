@@ -5,9 +5,9 @@
 
 #include "common/vt-error.h"
 #include "migration/vt-migrate.h"
+#include "migration/vt-placement.h"
 #include "policy/vt-tiers.h"
 
-#define SAMPLES_PER_REGION 8
 #define HUGE_PAGE (2ull << 20) /* pieces of regions move in whole huge pages */
 #define ROUND_MAX_INTERVALS 4
 
@@ -23,6 +23,8 @@ typedef struct {
 typedef struct {
   VtTieringStats stats;
   GArray *cooldowns; /* Cooldown */
+  /* its jobs of the last round: did any page move, did any fail? */
+  guint jobs, jobs_moved, jobs_failed;
 } VmState;
 
 typedef struct {
@@ -31,8 +33,16 @@ typedef struct {
   guint64 start, end;
   int node;
   gboolean promote;
-  guint64 bytes; /* what it is expected to move */
+  gboolean exchange; /* half of a swap within the VM */
+  gboolean hot;      /* out of a hot region */
+  guint64 bytes;     /* what it is expected to move */
+  guint64 max_bytes; /* it stops once it moved this much (0: the round's budget) */
 } Job;
+
+/* A region's bytes on each tier (exact, page by page). */
+typedef struct {
+  guint64 top, slow;
+} Place;
 
 struct _VtTiering {
   VtTieringConfig config;
@@ -48,6 +58,9 @@ struct _VtTiering {
   guint64 cpu_spent_us; /* by the round's moves */
   gint64 round_start_us;
   GCancellable *cancel;
+  /* bytes per CPU-second of the moving thread (exponentially weighted
+   * over jobs; 0: none measured) */
+  double rate_all;
 };
 
 static void
@@ -85,46 +98,44 @@ cooling (VmState *s, guint64 start, guint64 end, gboolean promote, gint64 now)
   return FALSE;
 }
 
-/* Share of each region's pages in the top tier, from a query of a few of
- * its pages; returns the VM's estimated top-tier bytes, and in *hot_top
- * those of its hot regions. */
-static guint64
-measure_top (const VtTieringInput *in, const VtHostTiers *tiers, double *frac, guint64 *hot_top)
+/* Each region's bytes on the top and the slow tiers, page by page
+ * (`pfns` NULL: move_pages queries); fills the VM's figures in `st`. FALSE
+ * when its process is gone or unreadable. */
+static gboolean
+measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *pfns, Place *place,
+         VtTieringStats *st)
 {
-  *hot_top = 0;
-  guint n = in->n_regions * SAMPLES_PER_REGION;
-  g_autofree guint64 *addrs = g_new (guint64, n);
-  g_autofree int *nodes = g_new (int, n);
-  for (guint r = 0; r < in->n_regions; r++) {
-    guint64 pages = (in->regions[r].end - in->regions[r].start) / 4096;
-    for (guint k = 0; k < SAMPLES_PER_REGION; k++)
-      addrs[r * SAMPLES_PER_REGION + k] =
-        in->regions[r].start + ((pages * (2 * k + 1)) / (2 * SAMPLES_PER_REGION)) * 4096;
-  }
   g_autoptr (GError) error = NULL;
-  if (!vt_migrate_query_nodes (in->pid, addrs, n, nodes, &error)) {
-    g_debug ("tiering %s: residency: %s", in->name, error->message);
-    memset (frac, 0, in->n_regions * sizeof (double));
-    return 0;
-  }
-  guint64 top = 0;
-  for (guint r = 0; r < in->n_regions; r++) {
-    guint on_top = 0, present = 0;
-    for (guint k = 0; k < SAMPLES_PER_REGION; k++) {
-      int node = nodes[r * SAMPLES_PER_REGION + k];
-      if (node < 0)
-        continue;
-      present++;
-      const VtNodeInfo *info = vt_host_tiers_node (tiers, (guint) node);
-      on_top += info && info->top;
+  g_autoptr (VtPlacement) reader = vt_placement_open (in->pid, pfns, &error);
+  guint n_nodes = tiers->nodes->len;
+  g_autofree guint64 *per_node = g_new (guint64, MAX (n_nodes, 1));
+  st->top_bytes = st->slow_bytes = st->hot_top = st->hot_slow = 0;
+  for (guint r = 0; reader && r < in->n_regions; r++) {
+    memset (per_node, 0, n_nodes * sizeof *per_node);
+    if (!vt_placement_count (reader, in->regions[r].start, in->regions[r].end, per_node, n_nodes,
+                             &error))
+      break;
+    place[r] = (Place) { 0, 0 };
+    for (guint n = 0; n < n_nodes; n++) {
+      const VtNodeInfo *info = vt_host_tiers_node (tiers, n);
+      if (info && info->top)
+        place[r].top += per_node[n];
+      else
+        place[r].slow += per_node[n];
     }
-    frac[r] = present ? (double) on_top / present : 0;
-    guint64 bytes = (guint64) (frac[r] * (double) (in->regions[r].end - in->regions[r].start));
-    top += bytes;
-    if (in->regions[r].nr_accesses >= in->hot_threshold)
-      *hot_top += bytes;
+    st->top_bytes += place[r].top;
+    st->slow_bytes += place[r].slow;
+    if (in->regions[r].nr_accesses >= in->hot_threshold) {
+      st->hot_top += place[r].top;
+      st->hot_slow += place[r].slow;
+    }
   }
-  return top;
+  if (error) {
+    g_debug ("tiering %s: residency: %s", in->name, error->message);
+    memset (place, 0, in->n_regions * sizeof *place);
+    return FALSE;
+  }
+  return TRUE;
 }
 
 typedef struct {
@@ -150,82 +161,118 @@ coldest_oldest_first (gconstpointer a, gconstpointer b)
   return x->age > y->age ? -1 : x->age < y->age;
 }
 
+/* How deep a demotion may reach into a VM's memory. */
+typedef enum {
+  DEMOTE_COLD,    /* cold for demote-min-age aggregations */
+  DEMOTE_COLD_NOW, /* ... then what is cold now, however young (exchange) */
+  DEMOTE_ANY,     /* ... then warmer memory too, coldest first (contention) */
+} DemoteDepth;
+
+/* Whether region r may move: `pass` 0 is the first choice (for demotion,
+ * cold memory), pass 1 what `depth` adds. */
 static gboolean
-eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r, double frac,
-          gboolean promote, gboolean cold_only)
+eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r, const Place *pl,
+          gboolean promote, guint pass, DemoteDepth depth)
 {
   if (promote)
-    return frac < 1.0 && r->age >= c->promote_min_age &&
+    return pl->slow > 0 && r->age >= c->promote_min_age &&
            (in->mode == VT_TIER_MODE_FAST_ONLY || r->nr_accesses >= in->hot_threshold);
-  if (frac <= 0.0)
+  if (pl->top == 0)
     return FALSE;
   if (in->mode == VT_TIER_MODE_SLOW_ONLY)
     return TRUE;
   /* Cold memory must have been cold for a while; warmer memory of a VM
    * above its share goes by its heat alone (coldest first): the heat of
    * memory in use flickers, and DAMON's age restarts with every flicker. */
-  if (cold_only)
-    return r->age >= c->demote_min_age && r->nr_accesses * 100 <= c->cold_max_pct * in->max_accesses;
-  return TRUE;
+  gboolean cold_now = r->nr_accesses * 100 <= c->cold_max_pct * in->max_accesses;
+  if (pass == 0)
+    return cold_now && r->age >= c->demote_min_age;
+  /* A swap within a VM takes cold memory only: between cold (5% of the
+   * samples) and hot (10%) lies a band where heat flickers, and swapping
+   * memory in it for memory just as warm would churn without end (a hot
+   * set larger than the VM's share, uniformly used). */
+  return depth == DEMOTE_ANY || (depth == DEMOTE_COLD_NOW && cold_now);
 }
 
-/* Where a move of `bytes` out of region `r`, of which `part` is still to
- * move, ends: the whole region, or only as much of it as is needed, in
- * whole huge pages (regions of memory in uniform use grow large, and moving
- * all of one would overshoot a VM's share). */
-static guint64
-region_piece_end (const VtRegion *r, double part, guint64 bytes)
-{
-  if (part <= 0.0 || part * (double) (r->end - r->start) <= (double) bytes)
-    return r->end;
-  guint64 end = r->start + (guint64) ((double) bytes / part);
-  end = (end + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-  return MIN (end, r->end);
-}
+/* What one VM's plan for one direction found. */
+typedef struct {
+  guint64 planned;   /* bytes its jobs are expected to move */
+  guint64 eligible;  /* bytes of eligible regions, cooling or not */
+  guint64 cooling;   /* of those, in ranges moved the other way recently */
+} PlanResult;
 
 /* Adds jobs moving up to `bytes` of a VM's eligible regions: for promotion
  * the hottest first; for demotion its cold regions first (coldest, oldest),
- * then, if it is still above its share and `cold_only` is not set, its
- * warmer ones, coldest first. Each job spans at most `chunk` bytes of
- * addresses. */
-static guint64
-plan_vm (VtTiering *t, const VtTieringInput *in, const double *frac, gboolean promote,
-         gboolean cold_only, guint64 bytes, int node, guint64 chunk, GArray *jobs)
+ * then what `depth` allows, coldest first. Each job spans at most `chunk`
+ * bytes of addresses. With `jobs` NULL it only counts what could move. */
+static PlanResult
+plan_vm (VtTiering *t, const VtTieringInput *in, const Place *place, gboolean promote,
+         DemoteDepth depth, guint64 bytes, int node, guint64 chunk, gboolean exchange, GArray *jobs)
 {
   VmState *s = vm_state (t, in->key);
   gint64 now = g_get_monotonic_time ();
   g_autofree gboolean *taken = g_new0 (gboolean, MAX (in->n_regions, 1));
-  guint64 planned = 0;
+  PlanResult res = { 0 };
 
-  for (int pass = 0; pass < (promote || cold_only ? 1 : 2) && planned < bytes; pass++) {
+  guint passes = promote || depth == DEMOTE_COLD ? 1 : 2;
+  for (guint pass = 0; pass < passes; pass++) {
     g_autoptr (GArray) cands = g_array_new (FALSE, FALSE, sizeof (Candidate));
     for (guint i = 0; i < in->n_regions; i++) {
       const VtRegion *r = &in->regions[i];
-      if (!taken[i] && eligible (&t->config, in, r, frac[i], promote, pass == 0) &&
-          !cooling (s, r->start, r->end, promote, now)) {
-        Candidate cand = { i, r->nr_accesses, r->age };
-        g_array_append_val (cands, cand);
+      if (taken[i] || !eligible (&t->config, in, r, &place[i], promote, pass, depth))
+        continue;
+      guint64 movable = promote ? place[i].slow : place[i].top;
+      taken[i] = TRUE;
+      res.eligible += movable;
+      if (cooling (s, r->start, r->end, promote, now)) {
+        res.cooling += movable;
+        continue;
       }
+      Candidate cand = { i, r->nr_accesses, r->age };
+      g_array_append_val (cands, cand);
     }
     g_array_sort (cands, promote ? hottest_first : coldest_oldest_first);
-    for (guint i = 0; i < cands->len && planned < bytes; i++) {
+    for (guint i = 0; i < cands->len && res.planned < bytes && jobs; i++) {
       guint idx = g_array_index (cands, Candidate, i).index;
       const VtRegion *r = &in->regions[idx];
-      double part = promote ? 1.0 - frac[idx] : frac[idx];
-      guint64 end = region_piece_end (r, part, bytes - planned);
-      for (guint64 at = r->start; at < end; at += chunk) {
-        guint64 to = MIN (end, at + chunk);
-        Job job = { in->key, in->pid, at, to, node, promote, (guint64) (part * (double) (to - at)) };
+      guint64 movable = promote ? place[idx].slow : place[idx].top;
+      guint64 need = bytes - res.planned;
+      gboolean hot = r->nr_accesses >= in->hot_threshold;
+      if (movable > need) {
+        /* Only part of it: one job over the whole region that stops once
+         * `need` bytes moved. Where in the region its pages sit is not
+         * uniform (a region half moved by an earlier round holds them at
+         * one end), so a span cut to size would find nothing to move. */
+        Job job = { in->key, in->pid, r->start, r->end, node, promote, exchange, hot, need,
+                    need };
+        g_array_append_val (jobs, job);
+        res.planned += need;
+        continue;
+      }
+      double part = (double) movable / (double) (r->end - r->start);
+      for (guint64 at = r->start; at < r->end; at += chunk) {
+        guint64 to = MIN (r->end, at + chunk);
+        Job job = { in->key, in->pid, at, to, node, promote, exchange, hot,
+                    (guint64) (part * (double) (to - at)), 0 };
         g_array_append_val (jobs, job);
       }
-      taken[idx] = TRUE;
-      planned += (guint64) (part * (double) (end - r->start));
+      res.planned += movable;
     }
   }
-  return planned;
+  return res;
 }
 
 static void run_next_job (VtTiering *t);
+
+/* Folds a job's bytes per CPU-second into the measured speed. */
+static void
+note_rate (VtTiering *t, const VtMigrateStats *st)
+{
+  if (st->moved < HUGE_PAGE || st->cpu_us == 0)
+    return; /* too little to time */
+  double rate = (double) st->moved * 1e6 / (double) st->cpu_us;
+  t->rate_all = t->rate_all > 0 ? 0.7 * t->rate_all + 0.3 * rate : rate;
+}
 
 static void
 on_job_done (GObject *src, GAsyncResult *res, gpointer data)
@@ -242,14 +289,44 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
     /* The VM went away, or its cpuset forbids the node: next job. */
     g_debug ("tiering: moving 0x%" G_GINT64_MODIFIER "x-0x%" G_GINT64_MODIFIER "x: %s",
              job->start, job->end, error->message);
+    if (s && !g_error_matches (error, VT_ERROR, VT_ERROR_GONE)) {
+      s->stats.failed += job->bytes;
+      s->jobs_failed++;
+    }
   } else if (s) {
     if (job->promote)
       s->stats.promoted += st->moved;
     else
       s->stats.demoted += st->moved;
+    if (job->exchange && job->promote)
+      s->stats.exchanged += st->moved;
+    /* What it believes stays what is there between measurements: a move
+     * is what it moved (a round's measurement can be seconds old). */
+    VtTieringStats *b = &s->stats;
+    guint64 *from = job->promote ? &b->slow_bytes : &b->top_bytes;
+    guint64 *to = job->promote ? &b->top_bytes : &b->slow_bytes;
+    guint64 *hot_from = job->promote ? &b->hot_slow : &b->hot_top;
+    guint64 *hot_to = job->promote ? &b->hot_top : &b->hot_slow;
+    guint64 moved = MIN (st->moved, *from);
+    *from -= moved, *to += moved;
+    if (job->hot) {
+      moved = MIN (moved, *hot_from);
+      *hot_from -= moved, *hot_to += moved;
+    }
     s->stats.failed += st->failed;
+    s->stats.busy += st->busy;
+    if (st->out_of_memory)
+      s->stats.no_memory += st->failed;
+    s->jobs_moved += st->moved > 0;
+    s->jobs_failed += st->moved == 0 && st->failed + st->busy > 0;
+    if (st->failed + st->busy > 0)
+      g_debug ("tiering: moving 0x%" G_GINT64_MODIFIER "x-0x%" G_GINT64_MODIFIER "x to node %d: "
+               "%" G_GUINT64_FORMAT " KiB moved, %" G_GUINT64_FORMAT " KiB failed (%s), %"
+               G_GUINT64_FORMAT " KiB busy", job->start, job->end, job->node, st->moved >> 10,
+               st->failed >> 10, st->out_of_memory ? "target full" : "refused", st->busy >> 10);
     t->budget -= MIN (t->budget, st->moved);
     t->cpu_spent_us += st->cpu_us;
+    note_rate (t, st);
     Cooldown cd = { job->start, job->end,
                     g_get_monotonic_time () + (gint64) t->config.cooldown_s * G_USEC_PER_SEC,
                     job->promote };
@@ -274,7 +351,14 @@ run_next_job (VtTiering *t)
     return;
   }
   const Job *job = &g_array_index (t->jobs, Job, t->next_job++);
-  vt_migrate_range_async (job->pid, job->start, job->end, job->node, t->budget, t->cancel,
+  VmState *s = g_hash_table_lookup (t->vms, job->key);
+  if (!s) {
+    run_next_job (t); /* its VM was forgotten: its pid is nobody's business now */
+    return;
+  }
+  s->jobs++;
+  guint64 max = job->max_bytes ? MIN (job->max_bytes, t->budget) : t->budget;
+  vt_migrate_range_async (job->pid, job->start, job->end, job->node, max, t->cancel,
                           on_job_done, t);
 }
 
@@ -291,19 +375,28 @@ free_allowed (gpointer nodes)
     g_array_unref (nodes);
 }
 
-/* How far a VM may be from its target before memory moves: residency is
- * estimated from samples and heat flickers, and moving memory to chase
- * that noise would move it back and forth. */
+/* How far a VM may be from its target before memory moves: heat flickers,
+ * and moving memory to chase that noise would move it back and forth. */
 static guint64
 dead_band (guint64 target)
 {
   return target / 32;
 }
 
+/* A round's bytes: the configured cap. The CPU quota bounds what it
+ * costs, checked between jobs; the measured speed is shown (vtierctl
+ * show), not used to shrink the round: bounding the round's bytes by
+ * rate x quota made the fairness scenario's 3:1 change miss its 60 s. */
 static guint64
 round_budget (VtTiering *t)
 {
-  return MAX (t->config.bytes_per_s * t->config.interval_ms / 1000, 1);
+  return MAX (t->config.bytes_per_s * t->config.interval_ms / 1000, HUGE_PAGE);
+}
+
+guint64
+vt_tiering_move_rate (VtTiering *t)
+{
+  return (guint64) t->rate_all;
 }
 
 /* The round's order: promotions first, as far as the top tier has room
@@ -329,6 +422,97 @@ merge_jobs (GArray *jobs, const GArray *demotes, const GArray *promotes, guint64
   }
 }
 
+/* The round's view of one VM. */
+typedef struct {
+  const VtTieringInput *in;
+  Place *place;
+  GArray *allowed;        /* its cpuset mems; NULL: any */
+  VtTieringStats *st;
+  guint64 target, current;
+  gboolean measured;
+  int top_node, slow_node; /* where it may go; -1: nowhere */
+  PlanResult up, down, swap_up, swap_down;
+  guint64 imbalance;       /* how far from its target, for the order */
+} VmRound;
+
+static gint
+largest_imbalance_first (gconstpointer a, gconstpointer b)
+{
+  const VmRound *x = *(VmRound *const *) a, *y = *(VmRound *const *) b;
+  return x->imbalance > y->imbalance ? -1 : x->imbalance < y->imbalance;
+}
+
+/* The VMs in the order their moves go: furthest from their target first. */
+static GPtrArray *
+by_imbalance (VmRound *vr, guint n, gboolean promote)
+{
+  GPtrArray *order = g_ptr_array_new ();
+  for (guint i = 0; i < n; i++) {
+    VmRound *v = &vr[i];
+    if (!v->measured)
+      continue;
+    if (promote)
+      v->imbalance = v->target > v->st->hot_top ? v->target - v->st->hot_top : 0;
+    else
+      v->imbalance = v->current > v->target ? v->current - v->target : 0;
+    g_ptr_array_add (order, v);
+  }
+  g_ptr_array_sort (order, largest_imbalance_first);
+  return order;
+}
+
+/* Exchange within a VM: its hottest memory on a slow node for its cold
+ * memory on the top tier (cold now, if not yet for long), paired, up to
+ * `bytes`. Its top-tier bytes stay level,
+ * so neither its share nor the room limit it. */
+static guint64
+plan_exchange (VtTiering *t, VmRound *v, guint64 bytes, guint64 chunk, GArray *demotes,
+               GArray *promotes)
+{
+  const VtTieringInput *in = v->in;
+  if (in->mode != VT_TIER_MODE_AUTO || v->top_node < 0 || v->slow_node < 0)
+    return 0;
+  /* What could go each way, first without planning anything. */
+  PlanResult up = plan_vm (t, in, v->place, TRUE, DEMOTE_COLD, G_MAXUINT64, v->top_node, chunk,
+                           TRUE, NULL);
+  PlanResult down = plan_vm (t, in, v->place, FALSE, DEMOTE_COLD_NOW, G_MAXUINT64, v->slow_node,
+                             chunk, TRUE, NULL);
+  guint64 pair = MIN (MIN (up.eligible - up.cooling, down.eligible - down.cooling), bytes);
+  v->swap_up = up, v->swap_down = down;
+  if (pair == 0)
+    return 0;
+  v->swap_down = plan_vm (t, in, v->place, FALSE, DEMOTE_COLD_NOW, pair, v->slow_node, chunk, TRUE,
+                          demotes);
+  v->swap_up = plan_vm (t, in, v->place, TRUE, DEMOTE_COLD, MIN (pair, v->swap_down.planned),
+                        v->top_node, chunk, TRUE, promotes);
+  return v->swap_up.planned;
+}
+
+/* Why the VM's memory does (not) move this round. */
+static VtTieringStatus
+status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_down, guint64 room)
+{
+  VmState *s = vm_state (t, v->in->key);
+  if (v->in->mode == VT_TIER_MODE_OFF)
+    return VT_TIERING_STATUS_OFF;
+  /* The last round's jobs of it all failed. */
+  if (s->jobs > 0 && s->jobs_moved == 0 && s->jobs_failed > 0)
+    return VT_TIERING_STATUS_MOVES_FAILING;
+  if (v->up.planned + v->down.planned + v->swap_up.planned > 0)
+    return VT_TIERING_STATUS_MOVING;
+  if (!wants_up && !wants_down)
+    return VT_TIERING_STATUS_AT_TARGET;
+  if ((wants_up && v->top_node < 0) || (wants_down && v->slow_node < 0))
+    return VT_TIERING_STATUS_PINNED;
+  guint64 eligible = v->up.eligible + v->down.eligible + v->swap_up.eligible;
+  guint64 cooling = v->up.cooling + v->down.cooling + v->swap_up.cooling;
+  if (eligible > 0 && cooling == eligible)
+    return VT_TIERING_STATUS_COOLING;
+  if (wants_up && v->up.eligible > 0 && room == 0)
+    return VT_TIERING_STATUS_NO_ROOM;
+  return VT_TIERING_STATUS_NOTHING_ELIGIBLE;
+}
+
 static void
 round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
 {
@@ -336,23 +520,36 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint n = inputs->len;
   g_autofree VtShareRequest *req = g_new0 (VtShareRequest, n);
   g_autofree guint64 *targets = g_new0 (guint64, n);
-  g_autoptr (GPtrArray) fracs = g_ptr_array_new_with_free_func (g_free);
-  /* The nodes each VM's cpuset allows, read once per round. */
+  g_autofree VmRound *vr = g_new0 (VmRound, MAX (n, 1));
+  g_autoptr (GPtrArray) owned = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) allowed = g_ptr_array_new_with_free_func (free_allowed);
-  /* A VM's share is for its hot memory: promotion fills it up to the target
-   * with hot regions, whatever cold memory of it also sits in the top tier. */
-  g_autofree guint64 *hot_top = g_new0 (guint64, n);
+  g_autoptr (GError) pfn_error = NULL;
+  /* Which node each page frame is on, read once a round (memory comes and
+   * goes with hotplug); NULL: every page is asked with move_pages. */
+  g_autoptr (VtPfnNodes) pfns = vt_pfn_nodes_read (&pfn_error);
+  if (!pfns)
+    g_debug ("tiering: residency by move_pages queries: %s", pfn_error->message);
   guint64 vm_top = 0;
 
   for (guint i = 0; i < n; i++) {
     const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
-    double *frac = g_new0 (double, MAX (in->n_regions, 1));
-    g_ptr_array_add (fracs, frac);
-    g_ptr_array_add (allowed, vt_migrate_allowed_nodes (in->pid, NULL)); /* NULL: any */
-    guint64 top = measure_top (in, tiers, frac, &hot_top[i]);
-    vm_state (t, in->key)->stats.top_bytes = top;
-    vm_top += top;
-    req[i] = (VtShareRequest) { in->weight, in->min, in->max, in->mode, in->size, in->demand, top };
+    VmRound *v = &vr[i];
+    v->in = in;
+    v->place = g_new0 (Place, MAX (in->n_regions, 1));
+    g_ptr_array_add (owned, v->place);
+    v->allowed = vt_migrate_allowed_nodes (in->pid, NULL); /* NULL: any */
+    g_ptr_array_add (allowed, v->allowed);
+    v->st = &vm_state (t, in->key)->stats;
+    v->measured = measure (in, tiers, pfns, v->place, v->st);
+    v->current = v->st->top_bytes;
+    vm_top += v->current;
+    /* A VM's share is for its hot memory: promotion fills it up to the
+     * target with hot regions, whatever cold memory of it also sits in
+     * the top tier. */
+    req[i] = (VtShareRequest) { in->weight, in->min, in->max, in->mode, in->size, in->demand,
+                                v->current };
+    v->top_node = vt_host_tiers_pick (tiers, TRUE, v->allowed, in->fast_nodes);
+    v->slow_node = vt_host_tiers_pick (tiers, FALSE, v->allowed, in->slow_nodes);
   }
   /* What VMs may have of the top tier: what they hold plus what is free,
    * less the host's reserve. */
@@ -362,9 +559,10 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
 
   guint64 promote_due = 0;
   for (guint i = 0; i < n; i++) {
-    vm_state (t, g_array_index (inputs, VtTieringInput, i).key)->stats.target = targets[i];
-    if (req[i].mode != VT_TIER_MODE_OFF && targets[i] > hot_top[i] + dead_band (targets[i]))
-      promote_due += targets[i] - hot_top[i];
+    vr[i].target = vr[i].st->target = targets[i];
+    if (req[i].mode != VT_TIER_MODE_OFF && vr[i].measured &&
+        targets[i] > vr[i].st->hot_top + dead_band (targets[i]))
+      promote_due += targets[i] - vr[i].st->hot_top;
   }
   guint64 low = tiers->top_total * c->low_watermark_pct / 100;
   guint64 high = tiers->top_total * c->high_watermark_pct / 100;
@@ -383,41 +581,73 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   /* Jobs of a few per round's byte budget each, in whole huge pages: the
    * time quota is checked between jobs, and promotions and demotions take
    * turns (merge_jobs). */
-  guint64 chunk = (round_budget (t) / 4 + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+  guint64 budget = round_budget (t);
+  guint64 chunk = (budget / 4 + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
   g_autoptr (GArray) demotes = g_array_new (FALSE, FALSE, sizeof (Job));
   g_autoptr (GArray) promotes = g_array_new (FALSE, FALSE, sizeof (Job));
   guint64 freed = 0;
-  for (guint i = 0; i < n; i++) {
-    const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
-    if (in->mode == VT_TIER_MODE_OFF || req[i].current <= targets[i] + dead_band (targets[i]))
+  g_autoptr (GPtrArray) down_order = by_imbalance (vr, n, FALSE);
+  for (guint k = 0; k < down_order->len; k++) {
+    VmRound *v = down_order->pdata[k];
+    if (v->in->mode == VT_TIER_MODE_OFF || v->current <= v->target + dead_band (v->target))
       continue;
-    if (!t->demoting && in->mode != VT_TIER_MODE_SLOW_ONLY)
+    if ((!t->demoting && v->in->mode != VT_TIER_MODE_SLOW_ONLY) || v->slow_node < 0)
       continue;
-    int slow = vt_host_tiers_pick (tiers, FALSE, allowed->pdata[i], in->slow_nodes);
-    if (slow >= 0)
-      freed += plan_vm (t, in, fracs->pdata[i], FALSE, !contended, req[i].current - targets[i],
-                        slow, chunk, demotes);
+    v->down = plan_vm (t, v->in, v->place, FALSE, contended ? DEMOTE_ANY : DEMOTE_COLD,
+                       v->current - v->target, v->slow_node, chunk, FALSE, demotes);
+    freed += v->down.planned;
   }
   guint64 promote_room = room + freed;
-  for (guint i = 0; i < n && promote_room > 0; i++) {
-    const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
-    if (in->mode == VT_TIER_MODE_OFF || targets[i] <= hot_top[i] + dead_band (targets[i]))
+  g_autoptr (GPtrArray) up_order = by_imbalance (vr, n, TRUE);
+  for (guint k = 0; k < up_order->len; k++) {
+    VmRound *v = up_order->pdata[k];
+    if (v->in->mode == VT_TIER_MODE_OFF || v->top_node < 0 ||
+        v->target <= v->st->hot_top + dead_band (v->target))
       continue;
-    int top = vt_host_tiers_pick (tiers, TRUE, allowed->pdata[i], in->fast_nodes);
-    if (top >= 0)
-      promote_room -= MIN (promote_room, plan_vm (t, in, fracs->pdata[i], TRUE, FALSE,
-                                                  MIN (targets[i] - hot_top[i], promote_room),
-                                                  top, chunk, promotes));
+    v->up = plan_vm (t, v->in, v->place, TRUE, DEMOTE_COLD,
+                     MIN (v->target - v->st->hot_top, promote_room), v->top_node, chunk, FALSE,
+                     promote_room ? promotes : NULL);
+    promote_room -= MIN (promote_room, v->up.planned);
+  }
+  /* A VM with hot memory on a slow node that moves neither way above (at
+   * or over its share, or no room) swaps it with its own colder top-tier
+   * memory, at most half the round's budget each way. */
+  guint64 swap_budget = budget / 2;
+  for (guint k = 0; k < up_order->len && swap_budget > 0; k++) {
+    VmRound *v = up_order->pdata[k];
+    if (v->st->hot_slow > dead_band (v->target) && v->up.planned == 0 && v->down.planned == 0)
+      swap_budget -= MIN (swap_budget, plan_exchange (t, v, MIN (v->st->hot_slow, swap_budget),
+                                                      chunk, demotes, promotes));
   }
   merge_jobs (t->jobs, demotes, promotes, room);
-  for (guint i = 0; i < n; i++)
+
+  for (guint i = 0; i < n; i++) {
+    VmRound *v = &vr[i];
+    VmState *s = vm_state (t, v->in->key);
+    /* Hot memory on a slow node, and room in its share or colder memory
+     * of its own on the top tier to swap it with. */
+    gboolean wants_up = v->measured && v->in->mode != VT_TIER_MODE_OFF &&
+                        v->st->hot_slow > dead_band (v->target) &&
+                        (v->target > v->st->hot_top + dead_band (v->target) ||
+                         v->swap_down.eligible > 0);
+    gboolean wants_down = v->measured && v->current > v->target + dead_band (v->target) &&
+                          (t->demoting || v->in->mode == VT_TIER_MODE_SLOW_ONLY);
+    v->st->status = status_of (t, v, wants_up, wants_down, room);
+    s->jobs = s->jobs_moved = s->jobs_failed = 0;
     g_debug ("tiering %s: target %" G_GUINT64_FORMAT " MiB, top tier %" G_GUINT64_FORMAT
-             " MiB (hot %" G_GUINT64_FORMAT "), demand %" G_GUINT64_FORMAT " MiB",
-             g_array_index (inputs, VtTieringInput, i).name, targets[i] >> 20, req[i].current >> 20,
-             hot_top[i] >> 20, req[i].demand >> 20);
+             " MiB (hot %" G_GUINT64_FORMAT "), slow %" G_GUINT64_FORMAT " MiB (hot %"
+             G_GUINT64_FORMAT "), demand %" G_GUINT64_FORMAT " MiB; up %" G_GUINT64_FORMAT
+             ", down %" G_GUINT64_FORMAT ", exchange %" G_GUINT64_FORMAT " MiB: %s",
+             v->in->name, v->target >> 20, v->current >> 20, v->st->hot_top >> 20,
+             v->st->slow_bytes >> 20, v->st->hot_slow >> 20, v->in->demand >> 20,
+             v->up.planned >> 20, v->down.planned >> 20, v->swap_up.planned >> 20,
+             vt_tiering_status_name (v->st->status));
+  }
   g_debug ("tiering: top free %" G_GUINT64_FORMAT " MiB, %s; %u demotion(s) (%" G_GUINT64_FORMAT
-           " MiB), %u promotion(s)", tiers->top_free >> 20, t->demoting ? "demoting" : "not demoting",
-           demotes->len, freed >> 20, promotes->len);
+           " MiB), %u promotion(s); budget %" G_GUINT64_FORMAT " MiB, %" G_GUINT64_FORMAT
+           " MiB per CPU-s", tiers->top_free >> 20, t->demoting ? "demoting" : "not demoting",
+           demotes->len, freed >> 20, promotes->len, budget >> 20,
+           (guint64) t->rate_all >> 20);
 }
 
 static gboolean
@@ -488,4 +718,42 @@ void
 vt_tiering_forget (VtTiering *t, gpointer key)
 {
   g_hash_table_remove (t->vms, key);
+}
+
+static const char *const status_names[] = {
+  [VT_TIERING_STATUS_AT_TARGET] = "at-target",
+  [VT_TIERING_STATUS_MOVING] = "moving",
+  [VT_TIERING_STATUS_OFF] = "off",
+  [VT_TIERING_STATUS_NO_ROOM] = "no-room",
+  [VT_TIERING_STATUS_NOTHING_ELIGIBLE] = "nothing-eligible",
+  [VT_TIERING_STATUS_COOLING] = "cooling",
+  [VT_TIERING_STATUS_PINNED] = "pinned",
+  [VT_TIERING_STATUS_MOVES_FAILING] = "moves-failing",
+};
+
+static const char *const status_descriptions[] = {
+  [VT_TIERING_STATUS_AT_TARGET] = "its hot memory is on the top tier up to its share",
+  [VT_TIERING_STATUS_MOVING] = "memory is moving toward its target",
+  [VT_TIERING_STATUS_OFF] = "tiering is off for it (mode off)",
+  [VT_TIERING_STATUS_NO_ROOM] = "promotions are due, but the top tier has no room and no VM "
+                                "above its share has memory to give",
+  [VT_TIERING_STATUS_NOTHING_ELIGIBLE] = "it is away from its target, but no region qualifies "
+                                         "yet (heat not held long enough, or not cold enough)",
+  [VT_TIERING_STATUS_COOLING] = "what would move moved the other way recently (cooldown)",
+  [VT_TIERING_STATUS_PINNED] = "its cpuset mems (a strict numatune) exclude the tier it "
+                               "should move to",
+  [VT_TIERING_STATUS_MOVES_FAILING] = "its last moves all failed (see failed and busy bytes)",
+};
+
+const char *
+vt_tiering_status_name (VtTieringStatus status)
+{
+  return (guint) status < G_N_ELEMENTS (status_names) ? status_names[status] : "unknown";
+}
+
+const char *
+vt_tiering_status_describe (VtTieringStatus status)
+{
+  return (guint) status < G_N_ELEMENTS (status_descriptions) ? status_descriptions[status]
+                                                               : "unknown";
 }

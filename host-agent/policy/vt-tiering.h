@@ -1,6 +1,7 @@
 /* The tiering engine: every interval it reads the host's tiers, measures
- * each VM's top-tier bytes per region (a move_pages query of a few pages of
- * each region), divides the top tier by fair share, and moves memory:
+ * each VM's bytes on each tier per region (exactly, page by page: pagemap
+ * PFNs, see migration/vt-placement.h), divides the top tier by fair share,
+ * and moves memory:
  *  - demotion (as DAMOS migrate_cold): when the top tier is contended (free
  *    below the low watermark until above the high one, or not enough free
  *    for the promotions due), the coldest, oldest regions of VMs above
@@ -8,12 +9,16 @@
  *    promotions due do not fit;
  *  - promotion (as DAMOS migrate_hot): the hottest regions whose heat has
  *    held for promote-min-age aggregations, of VMs below their target, go
- *    to a top node, never into the host reserve.
+ *    to a top node, never into the host reserve;
+ *  - exchange within a VM: hot memory of a VM on a slow node and colder
+ *    memory of the same VM on the top tier swap, paired, whatever its share
+ *    and the room (Intel memory-optimizer's 1:1 swap): its top-tier bytes
+ *    stay as they are, and what they hold gets hotter.
  * Migrations run one at a time in a worker thread, in jobs of a quarter of
  * the byte quota per interval at most, within that and a CPU-time quota:
  * promotions first as far as the top tier has room, then each demotion and
- * the promotions it makes room for. A range just moved is left alone for a
- * cooldown, so nothing ping-pongs. */
+ * the promotions it makes room for; the VM furthest from its target first.
+ * A range just moved is left alone for a cooldown, so nothing ping-pongs. */
 #pragma once
 
 #include <glib.h>
@@ -22,6 +27,8 @@
 #include "regions/vt-regions.h"
 
 G_BEGIN_DECLS
+
+typedef struct _VtTiering VtTiering;
 
 typedef struct {
   guint interval_ms;
@@ -53,16 +60,42 @@ typedef struct {
   const GArray *fast_nodes, *slow_nodes;
 } VtTieringInput;
 
+/* Why a VM's memory does (not) move, as of its last round. */
+typedef enum {
+  VT_TIERING_STATUS_AT_TARGET,        /* its hot memory is where its share says */
+  VT_TIERING_STATUS_MOVING,           /* moves planned this round */
+  VT_TIERING_STATUS_OFF,              /* mode off: not managed */
+  VT_TIERING_STATUS_NO_ROOM,          /* promotions due, no room, nobody above share to give */
+  VT_TIERING_STATUS_NOTHING_ELIGIBLE, /* above share or due, but no region qualifies yet */
+  VT_TIERING_STATUS_COOLING,          /* what would move moved recently */
+  VT_TIERING_STATUS_PINNED,           /* its cpuset mems (strict numatune) forbid the tier */
+  VT_TIERING_STATUS_MOVES_FAILING,    /* its last moves all failed (see the counts) */
+} VtTieringStatus;
+
+const char *vt_tiering_status_name (VtTieringStatus status); /* "at-target", "no-room", ... */
+/* One sentence for a person: what holds it back. */
+const char *vt_tiering_status_describe (VtTieringStatus status);
+
 typedef struct {
   guint64 target;     /* its share of the top tier */
-  guint64 top_bytes;  /* its bytes there, as last measured */
-  guint64 promoted, demoted, failed; /* bytes, since tracking began */
+  guint64 top_bytes;  /* its bytes there, as last measured (exact) */
+  guint64 slow_bytes; /* its bytes on slow nodes */
+  guint64 hot_top, hot_slow; /* of those, in its hot regions */
+  VtTieringStatus status;
+  /* Bytes, since tracking began. failed: moves the kernel refused for good
+   * (EACCES, EINVAL, EIO, ENOMEM); busy: pages it could not move then
+   * (EBUSY, EAGAIN, still elsewhere); no_memory: of failed, for want of
+   * memory on the target node. exchanged: of promoted, paired with a
+   * demotion of the same VM. */
+  guint64 promoted, demoted, failed, busy, no_memory, exchanged;
 } VtTieringStats;
+
+/* The measured migration speed: bytes moved per CPU-second of the moving
+ * thread, over the last moves (0 before any). */
+guint64 vt_tiering_move_rate (VtTiering *tiering);
 
 /* Fills `inputs` (an array of VtTieringInput) with the VMs to tier. */
 typedef void (*VtTieringInputsFunc) (GArray *inputs, gpointer user_data);
-
-typedef struct _VtTiering VtTiering;
 
 VtTiering *vt_tiering_new (const VtTieringConfig *config, VtTieringInputsFunc inputs,
                            gpointer user_data);

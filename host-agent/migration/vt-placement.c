@@ -1,0 +1,338 @@
+#include "migration/vt-placement.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/vt-error.h"
+#include "common/vt-sysfs.h"
+#include "migration/vt-migrate.h"
+
+#define PAGE 4096ull
+/* Documentation/admin-guide/mm/pagemap.rst */
+#define PM_PFN_MASK ((G_GUINT64_CONSTANT (1) << 55) - 1)
+#define PM_SWAP     (G_GUINT64_CONSTANT (1) << 62)
+#define PM_PRESENT  (G_GUINT64_CONSTANT (1) << 63)
+/* Entries read per pread: 64 KiB, 32 MiB of address space. */
+#define CHUNK 8192
+#define HUGE_PAGE_BYTES (2ull << 20)
+
+typedef struct {
+  guint64 first, end; /* PFNs [first, end) */
+  int node;
+} PfnSpan;
+
+struct _VtPfnNodes {
+  GArray *spans; /* PfnSpan, sorted, adjacent ones of a node merged */
+  /* The shared zero page and huge zero page: guest RAM that was read but
+   * never written maps them, they belong to nobody and never move (the
+   * kernel's move_pages says EFAULT), so they are on no node here.
+   * G_MAXUINT64: not known. */
+  guint64 zero_pfn, huge_zero_pfn;
+};
+
+static gint
+by_first (gconstpointer a, gconstpointer b)
+{
+  const PfnSpan *x = a, *y = b;
+  return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The entries of a sysfs directory named prefix<number>, as numbers. */
+static GArray *
+numbered_entries (const char *dir, const char *prefix, GError **error)
+{
+  g_autofree char *path = vt_sysfs_path (dir);
+  g_autoptr (GDir) d = g_dir_open (path, 0, error);
+  if (!d)
+    return NULL;
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (guint64));
+  for (const char *name; (name = g_dir_read_name (d));) {
+    if (!g_str_has_prefix (name, prefix))
+      continue;
+    const char *digits = name + strlen (prefix);
+    guint64 n;
+    if (g_ascii_string_to_unsigned (digits, 10, 0, G_MAXUINT64, &n, NULL))
+      g_array_append_val (out, n);
+  }
+  return out;
+}
+
+/* The PFN our own page at `addr` maps (G_MAXUINT64: none, or not ours to
+ * see), from pagemap under the vt_sysfs root (a fake tree has none). */
+static guint64
+own_pfn (gconstpointer addr)
+{
+  g_autofree char *path = vt_sysfs_path ("proc/self/pagemap");
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return G_MAXUINT64;
+  guint64 e = 0;
+  ssize_t n = pread (fd, &e, sizeof e, (off_t) ((guintptr) addr / PAGE * sizeof e));
+  close (fd);
+  guint64 pfn = e & PM_PFN_MASK;
+  return n == (ssize_t) sizeof e && (e & PM_PRESENT) && pfn ? pfn : G_MAXUINT64;
+}
+
+/* The PFN a read of fresh anonymous memory of ours maps: `len` bytes
+ * mapped, read at its first 2 MiB boundary when `huge`, else at its start. */
+static guint64
+zero_pfn_of_fresh_read (gsize len, gboolean huge)
+{
+  char *mem = mmap (NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED)
+    return G_MAXUINT64;
+  char *at = mem;
+  if (huge) {
+    at = (char *) (((guintptr) mem + HUGE_PAGE_BYTES - 1) & ~(guintptr) (HUGE_PAGE_BYTES - 1));
+    madvise (at, HUGE_PAGE_BYTES, MADV_HUGEPAGE);
+  }
+  volatile char sink = at[0];
+  (void) sink;
+  guint64 pfn = own_pfn (at);
+  munmap (mem, len);
+  return pfn;
+}
+
+/* Finds the zero pages' PFNs by reading fresh anonymous memory of our
+ * own. The small one from a mapping of one page, which cannot hold a huge
+ * page: the kernel aligns larger anonymous mappings to 2 MiB, and with THP
+ * "always" their first read maps the huge zero page (which first passed for
+ * the small one here, and the huge one then went uncounted: 52 MiB of a VM
+ * believed in DRAM that was nowhere). The huge one from an aligned 2 MiB
+ * asked to be huge (none when THP is off or does not use it). */
+static void
+find_zero_pages (VtPfnNodes *pfns)
+{
+  pfns->zero_pfn = zero_pfn_of_fresh_read (PAGE, FALSE);
+  pfns->huge_zero_pfn = G_MAXUINT64;
+  guint64 pfn = zero_pfn_of_fresh_read (2 * HUGE_PAGE_BYTES, TRUE);
+  if (pfn != pfns->zero_pfn && pfn != G_MAXUINT64)
+    pfns->huge_zero_pfn = pfn & ~(guint64) (HUGE_PAGE_BYTES / PAGE - 1);
+}
+
+VtPfnNodes *
+vt_pfn_nodes_read (GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  g_autofree char *bs_text = vt_sysfs_read ("sys/devices/system/memory/block_size_bytes", &local);
+  guint64 block = 0;
+  if (!bs_text || !g_ascii_string_to_unsigned (bs_text, 16, PAGE, G_MAXUINT64, &block, NULL) ||
+      block % PAGE) {
+    g_set_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED, "no memory-block sysfs: %s",
+                 local ? local->message : "block_size_bytes is not a page multiple in hex");
+    return NULL;
+  }
+  g_autoptr (GArray) nodes = numbered_entries ("sys/devices/system/node", "node", error);
+  if (!nodes)
+    return NULL;
+  g_autoptr (VtPfnNodes) pfns = g_new0 (VtPfnNodes, 1);
+  pfns->spans = g_array_new (FALSE, FALSE, sizeof (PfnSpan));
+  for (guint i = 0; i < nodes->len; i++) {
+    guint64 node = g_array_index (nodes, guint64, i);
+    g_autofree char *dir = g_strdup_printf ("sys/devices/system/node/node%" G_GUINT64_FORMAT, node);
+    g_autoptr (GArray) blocks = numbered_entries (dir, "memory", error);
+    if (!blocks)
+      return NULL;
+    for (guint k = 0; k < blocks->len; k++) {
+      guint64 b = g_array_index (blocks, guint64, k);
+      PfnSpan s = { b * (block / PAGE), (b + 1) * (block / PAGE), (int) node };
+      g_array_append_val (pfns->spans, s);
+    }
+  }
+  if (pfns->spans->len == 0) {
+    g_set_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED, "no node lists a memory block");
+    return NULL;
+  }
+  g_array_sort (pfns->spans, by_first);
+  guint w = 0;
+  for (guint i = 1; i < pfns->spans->len; i++) {
+    PfnSpan *last = &g_array_index (pfns->spans, PfnSpan, w);
+    const PfnSpan *s = &g_array_index (pfns->spans, PfnSpan, i);
+    if (s->first == last->end && s->node == last->node)
+      last->end = s->end;
+    else
+      g_array_index (pfns->spans, PfnSpan, ++w) = *s;
+  }
+  g_array_set_size (pfns->spans, w + 1);
+  find_zero_pages (pfns);
+  return g_steal_pointer (&pfns);
+}
+
+void
+vt_pfn_nodes_free (VtPfnNodes *pfns)
+{
+  if (!pfns)
+    return;
+  g_array_unref (pfns->spans);
+  g_free (pfns);
+}
+
+int
+vt_pfn_nodes_lookup (const VtPfnNodes *pfns, guint64 pfn)
+{
+  if (pfn == pfns->zero_pfn ||
+      (pfn >= pfns->huge_zero_pfn && pfn - pfns->huge_zero_pfn < HUGE_PAGE_BYTES / PAGE))
+    return -1;
+  guint lo = 0, hi = pfns->spans->len;
+  while (lo < hi) {
+    guint mid = lo + (hi - lo) / 2;
+    const PfnSpan *s = &g_array_index (pfns->spans, PfnSpan, mid);
+    if (pfn < s->first)
+      hi = mid;
+    else if (pfn >= s->end)
+      lo = mid + 1;
+    else
+      return s->node;
+  }
+  return -1;
+}
+
+/* ---- a process's placement ---- */
+
+const char *
+vt_placement_method_name (VtPlacementMethod method)
+{
+  static const char *const names[] = {
+    [VT_PLACEMENT_PAGEMAP] = "pagemap",
+    [VT_PLACEMENT_MOVE_PAGES] = "move_pages",
+  };
+  return (guint) method < G_N_ELEMENTS (names) ? names[method] : "unknown";
+}
+
+struct _VtPlacement {
+  GPid pid;
+  const VtPfnNodes *pfns;
+  int pagemap_fd; /* -1: move_pages */
+  guint64 *entries;
+};
+
+VtPlacement *
+vt_placement_open (GPid pid, const VtPfnNodes *pfns, GError **error)
+{
+  g_autofree char *rel = g_strdup_printf ("proc/%d", (int) pid);
+  if (!vt_sysfs_exists (rel)) {
+    g_set_error (error, VT_ERROR, VT_ERROR_GONE, "pid %d is gone", (int) pid);
+    return NULL;
+  }
+  VtPlacement *p = g_new0 (VtPlacement, 1);
+  p->pid = pid;
+  p->pfns = pfns;
+  p->pagemap_fd = -1;
+  if (pfns) {
+    g_autofree char *path = g_strdup_printf ("%s/pagemap", rel);
+    g_autofree char *full = vt_sysfs_path (path);
+    p->pagemap_fd = open (full, O_RDONLY | O_CLOEXEC);
+    if (p->pagemap_fd >= 0)
+      p->entries = g_new (guint64, CHUNK);
+  }
+  return p;
+}
+
+void
+vt_placement_close (VtPlacement *p)
+{
+  if (!p)
+    return;
+  if (p->pagemap_fd >= 0)
+    close (p->pagemap_fd);
+  g_free (p->entries);
+  g_free (p);
+}
+
+VtPlacementMethod
+vt_placement_method (const VtPlacement *p)
+{
+  return p->pagemap_fd >= 0 ? VT_PLACEMENT_PAGEMAP : VT_PLACEMENT_MOVE_PAGES;
+}
+
+static void
+add (guint64 *per_node, guint n_nodes, int node)
+{
+  if (node >= 0 && (guint) node < n_nodes)
+    per_node[node] += PAGE;
+}
+
+static gboolean
+count_move_pages (VtPlacement *p, guint64 start, guint64 end, guint64 *per_node, guint n_nodes,
+                  GError **error)
+{
+  guint64 n = MIN ((end - start) / PAGE, (guint64) CHUNK);
+  g_autofree guint64 *addrs = g_new (guint64, MAX (n, 1));
+  g_autofree int *nodes = g_new (int, MAX (n, 1));
+  for (guint64 at = start; at < end;) {
+    guint k = (guint) MIN ((end - at) / PAGE, (guint64) CHUNK);
+    for (guint i = 0; i < k; i++)
+      addrs[i] = at + i * PAGE;
+    if (!vt_migrate_query_nodes (p->pid, addrs, k, nodes, error))
+      return FALSE;
+    for (guint i = 0; i < k; i++)
+      add (per_node, n_nodes, nodes[i]);
+    at += k * PAGE;
+  }
+  return TRUE;
+}
+
+/* Reads the entries of [at, at + k pages); FALSE with errno. A short read
+ * (past the end of the address space) leaves the rest not present. */
+static gboolean
+read_entries (VtPlacement *p, guint64 at, guint k)
+{
+  size_t want = k * sizeof (guint64), got = 0;
+  while (got < want) {
+    ssize_t n = pread (p->pagemap_fd, (char *) p->entries + got, want - got,
+                       (off_t) (at / PAGE * sizeof (guint64) + got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return FALSE;
+    if (n == 0)
+      break;
+    got += (size_t) n;
+  }
+  memset ((char *) p->entries + got, 0, want - got);
+  return TRUE;
+}
+
+gboolean
+vt_placement_count (VtPlacement *p, guint64 start, guint64 end, guint64 *per_node,
+                    guint n_nodes, GError **error)
+{
+  if (start % PAGE || end % PAGE || start > end)
+    return vt_error_invalid (error, "not a range of whole pages: 0x%" G_GINT64_MODIFIER
+                             "x-0x%" G_GINT64_MODIFIER "x", start, end);
+  if (p->pagemap_fd < 0)
+    return count_move_pages (p, start, end, per_node, n_nodes, error);
+
+  g_autofree guint64 *counted = g_new0 (guint64, MAX (n_nodes, 1));
+  for (guint64 at = start; at < end;) {
+    guint k = (guint) MIN ((end - at) / PAGE, (guint64) CHUNK);
+    if (!read_entries (p, at, k)) {
+      int e = errno;
+      g_set_error (error, VT_ERROR, e == ESRCH ? VT_ERROR_GONE : VT_ERROR_FAILED,
+                   "reading /proc/%d/pagemap: %s", (int) p->pid, g_strerror (e));
+      return FALSE;
+    }
+    for (guint i = 0; i < k; i++) {
+      guint64 e = p->entries[i];
+      if (!(e & PM_PRESENT) || (e & PM_SWAP))
+        continue;
+      guint64 pfn = e & PM_PFN_MASK;
+      if (pfn == 0) {
+        /* PFNs hidden (no CAP_SYS_ADMIN): ask every page instead, from the
+         * start of this range, and from now on. */
+        close (p->pagemap_fd);
+        p->pagemap_fd = -1;
+        return count_move_pages (p, start, end, per_node, n_nodes, error);
+      }
+      add (counted, n_nodes, vt_pfn_nodes_lookup (p->pfns, pfn));
+    }
+    at += (guint64) k * PAGE;
+  }
+  for (guint n = 0; n < n_nodes; n++)
+    per_node[n] += counted[n];
+  return TRUE;
+}

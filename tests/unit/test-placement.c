@@ -1,0 +1,229 @@
+/* Exact placement: pagemap PFNs mapped to nodes by the memory blocks, on a
+ * fake two-node tree; the move_pages fallback when pagemap hides PFNs; and
+ * both on this machine's own kernel, against each other. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/vt-error.h"
+#include "common/vt-sysfs.h"
+#include "migration/vt-migrate.h"
+#include "migration/vt-placement.h"
+#include "vt-test-tree.h"
+
+#define PAGE 4096ull
+#define PID 4343
+#define BASE 0x10000000ull /* the fake process's range starts here */
+#define PRESENT (1ull << 63)
+#define SWAPPED (1ull << 62)
+/* 128 MiB blocks: node0 has blocks 0-1 (PFNs 0-65535), node1 blocks 2-3. */
+#define NODE1_PFN 65536ull
+
+static char *
+make_tree (const guint64 *entries, guint n)
+{
+  char *root = g_dir_make_tmp ("vt-placement-XXXXXX", NULL);
+  vt_test_put_file (root, "sys/devices/system/memory/block_size_bytes", "8000000\n");
+  for (int b = 0; b < 4; b++) {
+    g_autofree char *rel = g_strdup_printf ("sys/devices/system/node/node%d/memory%d/online",
+                                            b / 2, b);
+    vt_test_put_file (root, rel, "1\n");
+  }
+  vt_test_put_file (root, "proc/" G_STRINGIFY (PID) "/status", "Name:\tqemu\n");
+  g_autofree char *pagemap = g_build_filename (root, "proc", G_STRINGIFY (PID), "pagemap", NULL);
+  int fd = open (pagemap, O_WRONLY | O_CREAT, 0644);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (pwrite (fd, entries, n * sizeof *entries, (off_t) (BASE / PAGE * 8)), ==,
+                   (ssize_t) (n * sizeof *entries));
+  close (fd);
+  vt_sysfs_set_root (root);
+  return root;
+}
+
+static void
+drop_tree (char *root)
+{
+  vt_sysfs_set_root (NULL);
+  g_autofree char *cmd = g_strdup_printf ("rm -rf %s", root);
+  g_assert_cmpint (system (cmd), ==, 0);
+  g_free (root);
+}
+
+static void
+test_pfn_nodes (void)
+{
+  guint64 none = 0;
+  char *root = make_tree (&none, 1);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VtPfnNodes) pfns = vt_pfn_nodes_read (&error);
+  g_assert_no_error (error);
+  g_assert_cmpint (vt_pfn_nodes_lookup (pfns, 0), ==, 0);
+  g_assert_cmpint (vt_pfn_nodes_lookup (pfns, NODE1_PFN - 1), ==, 0);
+  g_assert_cmpint (vt_pfn_nodes_lookup (pfns, NODE1_PFN), ==, 1);
+  g_assert_cmpint (vt_pfn_nodes_lookup (pfns, 2 * NODE1_PFN - 1), ==, 1);
+  g_assert_cmpint (vt_pfn_nodes_lookup (pfns, 2 * NODE1_PFN), ==, -1);
+  drop_tree (root);
+}
+
+/* Pages scattered one by one over two nodes (as a guest allocator leaves a
+ * hot buffer): every page counts where its PFN is. */
+static void
+test_scattered_pages (void)
+{
+  guint64 e[64];
+  for (int i = 0; i < 64; i++) {
+    switch (i % 4) {
+    case 0: e[i] = PRESENT | (100 + i); break;             /* node0 */
+    case 1: e[i] = PRESENT | (NODE1_PFN + 7 * i); break;   /* node1 */
+    case 2: e[i] = i < 32 ? 0 : PRESENT | (NODE1_PFN + i); /* absent, then node1 */ break;
+    default: e[i] = PRESENT | SWAPPED | 5; break;           /* swapped: nowhere */
+    }
+  }
+  char *root = make_tree (e, 64);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VtPfnNodes) pfns = vt_pfn_nodes_read (&error);
+  g_assert_no_error (error);
+  g_autoptr (VtPlacement) p = vt_placement_open (PID, pfns, &error);
+  g_assert_no_error (error);
+  guint64 per_node[2] = { 0 };
+  g_assert_true (vt_placement_count (p, BASE, BASE + 64 * PAGE, per_node, 2, &error));
+  g_assert_cmpint (vt_placement_method (p), ==, VT_PLACEMENT_PAGEMAP);
+  g_assert_cmpuint (per_node[0], ==, 16 * PAGE);
+  g_assert_cmpuint (per_node[1], ==, (16 + 8) * PAGE);
+  /* A sub-range, added to what is there. */
+  g_assert_true (vt_placement_count (p, BASE, BASE + 4 * PAGE, per_node, 2, &error));
+  g_assert_cmpuint (per_node[0], ==, 17 * PAGE);
+  g_assert_false (vt_placement_count (p, BASE + 1, BASE + PAGE, per_node, 2, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  drop_tree (root);
+}
+
+/* The move_pages fallback: node by address (odd pages on node1). */
+static long
+fake_query (int pid, unsigned long count, void **pages, const int *nodes, int *status, int flags)
+{
+  (void) pid, (void) flags;
+  g_assert_null (nodes);
+  for (unsigned long i = 0; i < count; i++)
+    status[i] = (int) (((guint64) (guintptr) pages[i] / PAGE) % 2);
+  return 0;
+}
+
+static void
+test_hidden_pfns_fall_back (void)
+{
+  guint64 e[16];
+  for (int i = 0; i < 16; i++)
+    e[i] = PRESENT; /* PFN 0: hidden from an unprivileged reader */
+  char *root = make_tree (e, 16);
+  vt_migrate_set_move_pages_func (fake_query);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VtPfnNodes) pfns = vt_pfn_nodes_read (&error);
+  g_autoptr (VtPlacement) p = vt_placement_open (PID, pfns, &error);
+  guint64 per_node[2] = { 0 };
+  g_assert_true (vt_placement_count (p, BASE, BASE + 16 * PAGE, per_node, 2, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (vt_placement_method (p), ==, VT_PLACEMENT_MOVE_PAGES);
+  g_assert_cmpuint (per_node[0], ==, 8 * PAGE);
+  g_assert_cmpuint (per_node[1], ==, 8 * PAGE);
+  vt_migrate_set_move_pages_func (NULL);
+  drop_tree (root);
+
+  g_assert_null (vt_placement_open (999999999, NULL, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
+}
+
+/* Real kernels only: PFNs need CAP_SYS_ADMIN (root; CI runs as root). */
+static gboolean
+real_kernel_usable (void)
+{
+  if (geteuid () == 0 &&
+      g_file_test ("/sys/devices/system/memory/block_size_bytes", G_FILE_TEST_EXISTS))
+    return TRUE;
+  g_test_skip ("needs root and memory-block sysfs");
+  return FALSE;
+}
+
+/* Our own bytes in [mem, mem + len) on any node, counted through pagemap
+ * and by move_pages queries, which must agree node by node. */
+static guint64
+count_own_both_ways (const char *mem, gsize len)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VtPfnNodes) pfns = vt_pfn_nodes_read (&error);
+  g_assert_no_error (error);
+  guint64 a[64] = { 0 }, b[64] = { 0 };
+  guint64 start = (guint64) (guintptr) mem, end = start + len;
+  g_autoptr (VtPlacement) by_pagemap = vt_placement_open (getpid (), pfns, &error);
+  g_assert_true (vt_placement_count (by_pagemap, start, end, a, 64, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (vt_placement_method (by_pagemap), ==, VT_PLACEMENT_PAGEMAP);
+  g_autoptr (VtPlacement) by_query = vt_placement_open (getpid (), NULL, &error);
+  g_assert_true (vt_placement_count (by_query, start, end, b, 64, &error));
+  g_assert_no_error (error);
+  guint64 total = 0;
+  for (int i = 0; i < 64; i++) {
+    g_assert_cmpuint (a[i], ==, b[i]);
+    total += a[i];
+  }
+  return total;
+}
+
+/* This machine's kernel: our own pages, written, all counted; pages only
+ * read (the zero page) not; the same by both methods (move_pages says
+ * EFAULT for the zero page). */
+static void
+test_real_kernel (void)
+{
+  if (!real_kernel_usable ())
+    return;
+  const guint n = 256;
+  char *mem = mmap (NULL, n * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_assert_true (mem != MAP_FAILED);
+  volatile char sink = 0;
+  for (guint i = 0; i < n; i++) {
+    if (i % 2 == 0)
+      mem[i * PAGE] = 1; /* every other page written: present, ours */
+    else if (i % 4 == 1)
+      sink += mem[i * PAGE]; /* read only: the shared zero page, nobody's */
+  }
+  (void) sink;
+  g_assert_cmpuint (count_own_both_ways (mem, n * PAGE), ==, n / 2 * PAGE);
+  munmap (mem, n * PAGE);
+}
+
+/* The huge zero page too: a huge-page-aligned 2 MiB asked to be huge and
+ * only read maps it (THP "always" or "madvise" with use_zero_page, as on
+ * Debian); it is nobody's, by both methods. */
+static void
+test_real_kernel_huge_zero (void)
+{
+  if (!real_kernel_usable ())
+    return;
+  const gsize huge = 2u << 20, len = 3 * huge;
+  char *map = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_assert_true (map != MAP_FAILED);
+  char *mem = (char *) (((guintptr) map + huge - 1) & ~(guintptr) (huge - 1));
+  madvise (mem, 2 * huge, MADV_HUGEPAGE);
+  volatile char sink = mem[0]; /* the huge zero page, when THP gives one */
+  (void) sink;
+  memset (mem + huge, 1, huge); /* a huge page of ours */
+  g_assert_cmpuint (count_own_both_ways (mem, 2 * huge), ==, huge);
+  munmap (map, len);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/placement/pfn-nodes", test_pfn_nodes);
+  g_test_add_func ("/placement/scattered-pages", test_scattered_pages);
+  g_test_add_func ("/placement/hidden-pfns-fall-back", test_hidden_pfns_fall_back);
+  g_test_add_func ("/placement/real-kernel", test_real_kernel);
+  g_test_add_func ("/placement/real-kernel-huge-zero", test_real_kernel_huge_zero);
+  return g_test_run ();
+}
