@@ -1,0 +1,21 @@
+#!/usr/bin/python3
+"""The standard load of tests/testbed/flake-table: two bare-QEMU guests
+(boot one at a time, as the scenarios do) with busy hot sets, running for
+90 s and verifying every page, and no tiering at all: what kills the
+emulated host here is the emulated host."""
+import time
+
+import testbed
+from testbed import check
+
+a = testbed.Guest.start("a", size=256, hot=64, verify=30)
+a.wait_ready(timeout=300)
+b = testbed.Guest.start("b", size=256, hot=64, verify=30, membind=1)
+b.wait_ready(timeout=300)
+time.sleep(90)
+for g in (a, b):
+    passes, errors, corrupt = g.verify(timeout=200)
+    check(errors == 0 and not corrupt, f"guest {g.name}'s checksums pass ({passes} passes)")
+a.stop()
+b.stop()
+testbed.finish()
