@@ -2,7 +2,7 @@
 BUILD ?= build
 export VTIER_BUILD_DIR := $(abspath $(BUILD))
 
-.PHONY: all deps build check unit demo bench bench-tracking clean
+.PHONY: all deps build check check-matrix unit demo bench bench-tracking clean
 
 all: build
 
@@ -18,6 +18,13 @@ build: $(BUILD)/build.ninja
 # Every test: unit tests, then each testbed scenario in a fresh emulated host.
 check: deps
 	tests/check
+
+# Every case of the pressure matrix (tests/testbed/matrix: an all-pairs set
+# over launcher, THP, where the hot sets sit, the idle VM's numatune, VM
+# count, hot-set moves and layouts), each in a fresh emulated host, then a
+# table. CASES="ID ..." runs those only (`tests/testbed/matrix/cases list`).
+check-matrix: build
+	tests/testbed/matrix/run-all $(CASES)
 
 unit: build
 	meson test -C $(BUILD) --suite unit --print-errorlogs

@@ -182,14 +182,76 @@ def nodes_of(pid, addrs):
     return out
 
 
+MPOL_MF_MOVE = 2
+
+
+def move_to(pid, addrs, node):
+    """Moves the pages at these addresses of process `pid` to `node`
+    (move_pages with a target node: the kernel's own page migration; a
+    transparent huge page moves whole). For test set-ups that must place a
+    guest's pages, never for measuring. Returns {status: count}: a node, or a
+    negative errno (-EBUSY, -ENOMEM, ...) per page."""
+    out = {}
+    batch = 16384
+    for i in range(0, len(addrs), batch):
+        part = addrs[i:i + batch]
+        n = len(part)
+        pages = (ctypes.c_void_p * n)(*part)
+        nodes = (ctypes.c_int * n)(*([node] * n))
+        status = (ctypes.c_int * n)()
+        rc = _libc.syscall(_SYS_move_pages, ctypes.c_int(pid), ctypes.c_ulong(n), pages,
+                           nodes, status, ctypes.c_int(MPOL_MF_MOVE))
+        if rc < 0:
+            e = ctypes.get_errno()
+            raise ProbeError(f"move_pages({pid}, to node {node}): {os.strerror(e)}")
+        for st in status:
+            out[st] = out.get(st, 0) + 1
+    return out
+
+
+SPLIT_HUGE_PAGES = "/sys/kernel/debug/split_huge_pages"
+
+
+def split_huge_pages(pid, addrs):
+    """Splits the transparent huge pages of process `pid` that hold these
+    addresses into 4 KiB pages (the kernel's debugfs split_huge_pages, per
+    run of 2 MiB chunks), so that their pages can be placed one by one. A set-up
+    tool, as move_to. Returns the process's AnonHugePages in KiB before and
+    after."""
+    def anon_huge_kib():
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("AnonHugePages:"):
+                    return int(line.split()[1])
+        return 0
+    before = anon_huge_kib()
+    chunks = sorted({a >> 21 for a in addrs})
+    runs = []
+    for c in chunks:
+        if runs and runs[-1][1] == c:
+            runs[-1][1] = c + 1
+        else:
+            runs.append([c, c + 1])
+    for start, end in runs:
+        with open(SPLIT_HUGE_PAGES, "w") as f:
+            f.write(f"{pid},0x{start << 21:x},0x{end << 21:x}")
+    return before, anon_huge_kib()
+
+
 def parse_ranges(tokens):
-    """Page addresses of tokens "0xGPA" or "0xGPA+0xBYTES"."""
+    """Page addresses of tokens "0xGPA", "0xGPA+0xBYTES", or
+    "0xGPA+0xBYTES*COUNT/0xSTEP" (COUNT such ranges, STEP bytes apart: the
+    workload's groups of a scattered set)."""
     pages = []
     for t in tokens:
         start, _, length = t.partition("+")
+        length, _, group = length.partition("*")
+        count, _, step = group.partition("/")
         start = int(start, 0) & ~(PAGE - 1)
         n = max(1, int(length, 0) // PAGE) if length else 1
-        pages.extend(range(start, start + n * PAGE, PAGE))
+        for k in range(int(count) if count else 1):
+            s = start + k * (int(step, 0) if step else 0)
+            pages.extend(range(s, s + n * PAGE, PAGE))
     return pages
 
 

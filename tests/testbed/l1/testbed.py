@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -205,7 +206,10 @@ class Guest:
 
     @classmethod
     def start(cls, name, size, hot, pattern="uniform", mode="read", mem=None, membind=None,
-              preferred=None, verify=60, backend="ram", extra=None):
+              preferred=None, verify=60, backend="ram", extra=None, cpuset_mems=None):
+        """`cpuset_mems`: run QEMU in a cgroup of its own (/sys/fs/cgroup/tb-NAME)
+        whose cpuset.mems is this node list: what libvirt's numatune mode
+        'restrictive' does, with no memory policy."""
         g = cls(name)
         os.makedirs(RUN, exist_ok=True)
         os.makedirs(AGENT_QMP_DIR, exist_ok=True)
@@ -220,6 +224,12 @@ class Guest:
         }[backend]
         kernel = sorted(glob.glob("/boot/vmlinuz-*"))[-1]
         cmd = []
+        if cpuset_mems is not None:
+            cg = f"/sys/fs/cgroup/tb-{name}"
+            os.makedirs(cg, exist_ok=True)
+            with open(f"{cg}/cpuset.mems", "w") as f:
+                f.write(cpuset_mems)
+            cmd += ["sh", "-c", f'echo $$ > {cg}/cgroup.procs && exec "$@"', "sh"]
         if membind is not None:
             cmd += ["numactl", f"--membind={membind}"]
         elif preferred is not None:
@@ -380,6 +390,33 @@ class Guest:
     def hvas(self, kind, gen=None):
         return sorted(h for h in self._translation(kind, gen).values() if h is not None)
 
+    def mailbox_gpa(self):
+        for ln in self.workload_lines():
+            if ln.startswith("VTWL MAILBOX gpa="):
+                return int(ln.split("gpa=", 1)[1].split()[0], 16)
+        raise RuntimeError(f"guest {self.name}: its workload printed no mailbox")
+
+    def send(self, command):
+        """Leaves `command` in the workload's mailbox ("move": move the hot
+        set now): the text at byte 8, then the next sequence number in the
+        word at byte 0, written into the guest's RAM through its QEMU's
+        /proc/PID/mem at the mailbox's host address (gpa2hva)."""
+        gpa = self.mailbox_gpa()
+        mon = self.monitor()
+        try:
+            hva = tbprobe.gpa2hva(mon, gpa)
+        finally:
+            mon.close()
+        if hva is None:
+            raise RuntimeError(f"guest {self.name}: no host address for its mailbox at 0x{gpa:x}")
+        self._mail_seq = getattr(self, "_mail_seq", 0) + 1
+        with open(f"/proc/{self.pid}/mem", "r+b", buffering=0) as mem:
+            mem.seek(hva + 8)
+            mem.write(command.encode()[:55] + b"\0")
+            mem.seek(hva)
+            mem.write(struct.pack("<Q", self._mail_seq))
+        log(f"sent {command!r} to guest {self.name}'s workload")
+
     def verify(self, timeout=300):
         """Waits for a full checksum pass that starts after now; returns
         (passes, total_errors, corrupt lines)."""
@@ -528,13 +565,19 @@ class LibvirtGuest(Guest):
                               log=escape(g.log_path, {"'": "&apos;"}))
 
     @classmethod
-    def start(cls, name, size, hot, slow_cell=128, verify=60, extra=None, **_):
+    def start(cls, name, size, hot, slow_cell=128, verify=60, extra=None, numatune=None, **_):
+        """`numatune`: None, or (mode, nodeset) for the domain's
+        <numatune><memory mode nodeset/>, e.g. ("preferred", "0")."""
         g = cls(name)
         os.makedirs(RUN, exist_ok=True)
         mem = g.mem = guest_mem_mib(size)
         wl = {"size": size, "hot": hot, "verify": verify}
         wl.update(extra or {})
-        xml = cls._xml(g, mem, wl, cls.TWO_CELLS.format(fast=mem - slow_cell, slow=slow_cell))
+        cpu = cls.TWO_CELLS.format(fast=mem - slow_cell, slow=slow_cell)
+        if numatune:
+            cpu += (f"\n  <numatune><memory mode='{numatune[0]}' nodeset='{numatune[1]}'/>"
+                    "</numatune>")
+        xml = cls._xml(g, mem, wl, cpu)
         g._define_and_start(xml)
         log(f"started libvirt domain {name}: {mem} MiB in two cells, workload {wl}, pid {g.pid}")
         return g

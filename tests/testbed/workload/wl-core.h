@@ -51,3 +51,43 @@ void wl_sampler_clear (WlSampler *sampler);
 size_t wl_pfn_runs (const uint64_t *pfns, size_t n,
                     void (*emit) (uint64_t start_pfn, uint64_t n_pages, void *data),
                     void *data);
+
+/* The same runs, coalesced further into groups of `count` runs of `run`
+ * frames each, `step` frames apart (a scattered set is a long stretch of
+ * equal runs at equal distances): calls emit(start_pfn, run, count, step)
+ * for each group (count 1: a lone run, step 0). Returns the number of
+ * groups. */
+size_t wl_pfn_groups (const uint64_t *pfns, size_t n,
+                      void (*emit) (uint64_t start_pfn, uint64_t run, uint64_t count,
+                                    uint64_t step, void *data),
+                      void *data);
+
+/* Which of the workload's pages make the hot set, by guest-physical frame.
+ * INDEX is the default: pages [first, first + hot) of the buffer, in the
+ * order the program touched them (as it always was). CONTIGUOUS: the run of
+ * frames ranked [first, first + hot) by frame number, so one run as far as
+ * the guest allocator gave consecutive frames. SCATTER2M: whole 2 MiB-aligned
+ * frame chunks (only chunks all of whose 512 frames are the workload's, when
+ * there are enough of them) spread evenly over the allocation. SCATTER4K:
+ * single pages spread evenly by frame number (every k-th page). */
+typedef enum {
+  WL_LAYOUT_INDEX,
+  WL_LAYOUT_CONTIGUOUS,
+  WL_LAYOUT_SCATTER2M,
+  WL_LAYOUT_SCATTER4K,
+} WlLayout;
+
+#define WL_CHUNK_PAGES 512u /* 2 MiB of 4 KiB pages */
+
+bool wl_layout_parse (const char *name, WlLayout *out);
+const char *wl_layout_name (WlLayout layout);
+
+/* Chooses `hot` of the `n` pages whose guest frames are pfns[0..n-1] (all
+ * distinct) and writes their page indices, in frame order, to out[0..hot-1].
+ * `first` is the start (in pages, by index or by frame rank) of INDEX and
+ * CONTIGUOUS; `phase` in [0, 1) shifts the scattered picks by that share of
+ * their stride (a moved hot set: phase 0.5 picks the pages halfway between).
+ * Returns the number chosen: `hot`, or 0 when it cannot be done (hot > n, or
+ * first + hot > n for INDEX and CONTIGUOUS, or out of memory). */
+size_t wl_layout_pick (WlLayout layout, const uint64_t *pfns, size_t n, size_t hot,
+                       size_t first, double phase, size_t *out);

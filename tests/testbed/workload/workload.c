@@ -3,18 +3,44 @@
  *   vtier-workload size=MiB hot=MiB [pattern=uniform|zipf|seq] [mode=read|write]
  *                  [hot_at=MiB] [move_at=S] [move_to=MiB] [verify=S] [report=S]
  *                  [theta=F] [duration=S]
+ *                  [layout=contiguous|scatter2m|scatter4k]
  *
- * Allocates `size` MiB, keeps `hot` MiB of it (from `hot_at`) hot with the
- * given pattern, and after `move_at` seconds moves the hot set to `move_to`.
- * It prints the guest-physical ranges of the hot and cold pages (from
- * /proc/self/pagemap) and verifies every page's checksum once per `verify`
- * seconds, spread evenly so that cold pages stay cold to any access sampler.
+ * Allocates `size` MiB, keeps `hot` MiB of it hot with the given pattern, and
+ * after `move_at` seconds (or when the host says so, see MAILBOX) moves the
+ * hot set. Which pages are hot:
+ *   (no layout)  pages hot_at .. hot_at + hot of the buffer, in the order it
+ *                was touched; a move goes to move_to (default hot_at + hot).
+ *   contiguous   the pages ranked hot_at .. hot_at + hot by guest-physical
+ *                frame: one run of consecutive frames as far as the guest's
+ *                allocator gave them; a move goes to rank move_to.
+ *   scatter2m    whole 2 MiB-aligned guest-physical chunks (of which every
+ *                frame is the workload's, when there are enough) spread
+ *                evenly over the allocation; a move picks the chunks halfway
+ *                between.
+ *   scatter4k    single 4 KiB pages spread evenly by frame (every k-th page
+ *                of the allocation by frame number, k = size / hot); a move
+ *                picks the pages halfway between.
+ * A second move goes back, and so on. It prints the guest-physical ranges of
+ * the hot and cold pages (from /proc/self/pagemap; exact: the probe's ground
+ * truth) and verifies every page's checksum once per `verify` seconds, spread
+ * evenly so that cold pages stay cold to any access sampler.
+ * The mailbox: one page of its own, whose guest-physical address it prints.
+ * The host writes a command (NUL-terminated text at byte 8) and then bumps
+ * the sequence number (the 64-bit word at byte 0); the workload polls it
+ * and runs the command: "move" moves the hot set now.
  * Lines on stdout, all starting with "VTWL ":
+ *   MAILBOX gpa=0xGPA                       the mailbox page
  *   READY pages=N hot_pages=H ...          set-up done
- *   SET gen=G kind=hot|cold pages=N runs=R  then RANGES lines, then END
- *   RANGES gen=G kind=K 0xGPA+0xBYTES ...   (guest-physical, bytes)
+ *   SET gen=G kind=hot|cold pages=N runs=R groups=U  then RANGES lines, then END
+ *   RANGES gen=G kind=K 0xGPA+0xBYTES ...   (guest-physical, bytes); a group
+ *                                           of equal runs at equal distances is
+ *                                           0xGPA+0xBYTES*COUNT/0xSTEP (a serial
+ *                                           console is slow: a set scattered in
+ *                                           4 KiB pages would take minutes)
  *   VERIFY pass=P errors=E total_errors=T   a full checksum pass ended
  *   CORRUPT page=I word=W                   a page that lost its contents
+ *   MOVE gen=G t=S by=time|mailbox ...      the hot set moved; its sets follow
+ *   COMMAND seq=N cmd=TEXT                  the mailbox said something
  *   STATUS t=S accesses=N                   every `report` seconds
  */
 #include "wl-core.h"
@@ -36,6 +62,7 @@ typedef struct {
   uint64_t size_mib, hot_mib, hot_at_mib, move_to_mib;
   double move_at, verify_period, report_period, theta, duration;
   WlPattern pattern;
+  WlLayout layout;
   int write;
 } Options;
 
@@ -44,6 +71,9 @@ typedef struct {
   uint64_t *counters; /* shadow copy of each page's write counter */
   uint64_t *pfns;
   size_t pages;
+  size_t *hot;      /* the hot set's page indices (the sampler's slots) */
+  size_t hot_pages;
+  bool *is_hot;     /* per page */
   int pagemap_fd;
   unsigned gen;
 } Workload;
@@ -84,6 +114,11 @@ parse_options (int argc, char **argv, Options *o)
     if (strcmp (k, "pattern") == 0) {
       if (!wl_pattern_parse (v, &o->pattern)) {
         fprintf (stderr, "VTWL ERROR unknown pattern '%s'\n", v);
+        return -1;
+      }
+    } else if (strcmp (k, "layout") == 0) {
+      if (!wl_layout_parse (v, &o->layout) || o->layout == WL_LAYOUT_INDEX) {
+        fprintf (stderr, "VTWL ERROR unknown layout '%s'\n", v);
         return -1;
       }
     } else if (strcmp (k, "mode") == 0 && (strcmp (v, "read") == 0 || strcmp (v, "write") == 0)) {
@@ -144,16 +179,24 @@ typedef struct {
 } RangePrinter;
 
 static void
-emit_range (uint64_t start_pfn, uint64_t n_pages, void *data)
+emit_range (uint64_t start_pfn, uint64_t n_pages, uint64_t count, uint64_t step, void *data)
 {
   RangePrinter *p = data;
   if (p->on_line == 0)
     printf ("VTWL RANGES gen=%u kind=%s", p->gen, p->kind);
   printf (" 0x%" PRIx64 "+0x%" PRIx64, start_pfn * WL_PAGE_SIZE, n_pages * WL_PAGE_SIZE);
+  if (count > 1)
+    printf ("*%" PRIu64 "/0x%" PRIx64, count, step * WL_PAGE_SIZE);
   if (++p->on_line == 8) {
     printf ("\n");
     p->on_line = 0;
   }
+}
+
+static void
+count_group (uint64_t start_pfn, uint64_t n_pages, uint64_t count, uint64_t step, void *data)
+{
+  (void) start_pfn, (void) n_pages, (void) count, (void) step, (void) data;
 }
 
 static int
@@ -163,24 +206,26 @@ cmp_u64 (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* Prints the frames of pages [a, b) and [c, d) as one set of sorted runs. */
+/* Prints the frames of the hot (or the cold) pages as one set of sorted runs. */
 static void
-print_set (Workload *w, const char *kind, size_t a, size_t b, size_t c, size_t d)
+print_set (Workload *w, const char *kind, bool hot)
 {
-  size_t n = (b - a) + (d - c);
-  uint64_t *sorted = malloc (n * sizeof (uint64_t) + 1);
+  size_t n = 0;
+  uint64_t *sorted = malloc (w->pages * sizeof (uint64_t) + 1);
   if (!sorted)
     fail ("malloc");
-  memcpy (sorted, w->pfns + a, (b - a) * sizeof (uint64_t));
-  memcpy (sorted + (b - a), w->pfns + c, (d - c) * sizeof (uint64_t));
+  for (size_t i = 0; i < w->pages; i++)
+    if (w->is_hot[i] == hot)
+      sorted[n++] = w->pfns[i];
   qsort (sorted, n, sizeof (uint64_t), cmp_u64);
   RangePrinter p = { w->gen, kind, 0 };
   size_t runs = 0;
   /* Count first so that the SET line, read before the ranges, is complete. */
   for (size_t i = 0; i < n; i++)
     runs += i == 0 || sorted[i] != sorted[i - 1] + 1;
-  printf ("VTWL SET gen=%u kind=%s pages=%zu runs=%zu\n", w->gen, kind, n, runs);
-  wl_pfn_runs (sorted, n, emit_range, &p);
+  size_t groups = wl_pfn_groups (sorted, n, count_group, NULL);
+  printf ("VTWL SET gen=%u kind=%s pages=%zu runs=%zu groups=%zu\n", w->gen, kind, n, runs, groups);
+  wl_pfn_groups (sorted, n, emit_range, &p);
   if (p.on_line)
     printf ("\n");
   printf ("VTWL END gen=%u kind=%s\n", w->gen, kind);
@@ -189,10 +234,71 @@ print_set (Workload *w, const char *kind, size_t a, size_t b, size_t c, size_t d
 }
 
 static void
-print_sets (Workload *w, size_t hot_first, size_t hot_pages)
+print_sets (Workload *w)
 {
-  print_set (w, "hot", hot_first, hot_first + hot_pages, 0, 0);
-  print_set (w, "cold", 0, hot_first, hot_first + hot_pages, w->pages);
+  print_set (w, "hot", true);
+  print_set (w, "cold", false);
+}
+
+/* Makes the hot set the pages the layout picks from `first` (INDEX,
+ * CONTIGUOUS) or at `phase` (scattered). */
+static void
+choose_hot (Workload *w, WlLayout layout, size_t first, double phase)
+{
+  if (wl_layout_pick (layout, w->pfns, w->pages, w->hot_pages, first, phase, w->hot) != w->hot_pages) {
+    errno = EINVAL;
+    fail ("choosing the hot set");
+  }
+  memset (w->is_hot, 0, w->pages * sizeof (bool));
+  for (size_t i = 0; i < w->hot_pages; i++)
+    w->is_hot[w->hot[i]] = true;
+}
+
+/* The mailbox: a page of its own, pinned, at a guest-physical address the
+ * host learns from the MAILBOX line and writes to (through QEMU's memory). */
+typedef struct {
+  volatile uint64_t *page;
+  uint64_t seen;
+} Mailbox;
+
+static void
+mailbox_open (Mailbox *m, int pagemap_fd)
+{
+  void *p = mmap (NULL, WL_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    fail ("mmap mailbox");
+  if (mlock (p, WL_PAGE_SIZE) < 0)
+    fail ("mlock mailbox");
+  memset (p, 0, WL_PAGE_SIZE);
+  uint64_t entry;
+  if (pread (pagemap_fd, &entry, sizeof entry,
+             (off_t) ((uintptr_t) p / WL_PAGE_SIZE * sizeof (uint64_t))) != sizeof entry)
+    fail ("pread /proc/self/pagemap");
+  m->page = p;
+  m->seen = 0;
+  uint64_t pfn = entry & ((UINT64_C (1) << 55) - 1);
+  printf ("VTWL MAILBOX gpa=0x%" PRIx64 "\n", pfn * WL_PAGE_SIZE);
+}
+
+/* The command the host left since the last look, or NULL. */
+static const char *
+mailbox_poll (Mailbox *m, char *buf, size_t size)
+{
+  uint64_t seq = m->page[0];
+  if (seq == m->seen)
+    return NULL;
+  m->seen = seq;
+  __atomic_thread_fence (__ATOMIC_ACQUIRE);
+  size_t i = 0;
+  for (; i + 1 < size && i + 8 < WL_PAGE_SIZE; i++) {
+    buf[i] = ((volatile char *) m->page)[8 + i];
+    if (!buf[i])
+      break;
+  }
+  buf[i] = '\0';
+  printf ("VTWL COMMAND seq=%" PRIu64 " cmd=%s\n", seq, buf);
+  fflush (stdout);
+  return buf;
 }
 
 int
@@ -219,29 +325,46 @@ main (int argc, char **argv)
   w.pagemap_fd = open ("/proc/self/pagemap", O_RDONLY);
   if (w.pagemap_fd < 0)
     fail ("open /proc/self/pagemap");
+  Mailbox mailbox;
+  mailbox_open (&mailbox, w.pagemap_fd);
 
   double t0 = now ();
   for (size_t i = 0; i < w.pages; i++)
     wl_page_fill (w.mem + i * WL_PAGE_WORDS, i, 0);
   read_pfns (&w);
+  for (size_t i = 0; o.layout != WL_LAYOUT_INDEX && i < w.pages; i++)
+    if (w.pfns[i] == 0) {
+      errno = ENXIO;
+      fail ("a layout by frame needs every page's frame (pagemap gave none)");
+    }
 
-  size_t hot_first = o.hot_at_mib * PAGES_PER_MIB, hot_pages = o.hot_mib * PAGES_PER_MIB;
+  size_t hot_first = o.hot_at_mib * PAGES_PER_MIB, move_first = o.move_to_mib * PAGES_PER_MIB;
+  w.hot_pages = o.hot_mib * PAGES_PER_MIB;
+  if (move_first > w.pages - w.hot_pages)
+    move_first = w.pages - w.hot_pages;
+  w.hot = calloc (w.hot_pages, sizeof (size_t));
+  w.is_hot = calloc (w.pages, sizeof (bool));
+  if (!w.hot || !w.is_hot)
+    fail ("calloc");
+  choose_hot (&w, o.layout, hot_first, 0);
   WlSampler sampler;
-  if (!wl_sampler_init (&sampler, o.pattern, hot_pages, o.theta))
+  if (!wl_sampler_init (&sampler, o.pattern, w.hot_pages, o.theta))
     fail ("sampler");
   WlRng rng = { 42 };
 
-  printf ("VTWL READY pages=%zu hot_pages=%zu hot_first=%zu mode=%s fill_s=%.1f\n", w.pages,
-          hot_pages, hot_first, o.write ? "write" : "read", now () - t0);
-  print_sets (&w, hot_first, hot_pages);
+  printf ("VTWL READY pages=%zu hot_pages=%zu hot_first=%zu layout=%s mode=%s fill_s=%.1f\n",
+          w.pages, w.hot_pages, hot_first, wl_layout_name (o.layout), o.write ? "write" : "read",
+          now () - t0);
+  print_sets (&w);
 
   double start = now (), last_report = start, last_verify = start;
   uint64_t accesses = 0, sink = 0, pass = 0, errors = 0, total_errors = 0;
   size_t verify_cursor = 0;
-  int moved = 0;
+  int moved = 0, timed_move_done = 0;
+  char command[64];
   for (;;) {
     for (int i = 0; i < 4096; i++) {
-      size_t pg = hot_first + wl_sampler_next (&sampler, &rng);
+      size_t pg = w.hot[wl_sampler_next (&sampler, &rng)];
       uint64_t *page = w.mem + pg * WL_PAGE_WORDS;
       if (o.write)
         page[0] = ++w.counters[pg];
@@ -272,18 +395,28 @@ main (int argc, char **argv)
           errors = 0;
           if (read_pfns (&w) > 0) {
             w.gen++;
-            print_sets (&w, hot_first, hot_pages);
+            print_sets (&w);
           }
           fflush (stdout);
         }
       }
     }
-    if (!moved && o.move_at >= 0 && t - start >= o.move_at) {
-      moved = 1;
-      hot_first = o.move_to_mib * PAGES_PER_MIB;
+    const char *cmd = mailbox_poll (&mailbox, command, sizeof command);
+    int timed = !timed_move_done && o.move_at >= 0 && t - start >= o.move_at;
+    if (cmd && strcmp (cmd, "move") != 0) {
+      printf ("VTWL COMMAND unknown, ignored: '%s'\n", cmd);
+      fflush (stdout);
+    }
+    if (timed || (cmd && strcmp (cmd, "move") == 0)) {
+      timed_move_done |= timed;
+      /* Each move goes to the other place: there, or back. */
+      moved = !moved;
+      choose_hot (&w, o.layout, moved ? move_first : hot_first, moved ? 0.5 : 0);
       w.gen++;
-      printf ("VTWL MOVE gen=%u t=%.1f hot_first=%zu\n", w.gen, t - start, hot_first);
-      print_sets (&w, hot_first, hot_pages);
+      printf ("VTWL MOVE gen=%u t=%.1f by=%s layout=%s hot_first=%zu phase=%.1f\n", w.gen,
+              t - start, timed ? "time" : "mailbox", wl_layout_name (o.layout),
+              moved ? move_first : hot_first, moved ? 0.5 : 0.0);
+      print_sets (&w);
     }
     if (t - last_report >= o.report_period) {
       printf ("VTWL STATUS t=%.0f accesses=%" PRIu64 " rate=%.0f/s\n", t - start, accesses,

@@ -1,0 +1,545 @@
+"""The pressure matrix: vtierd's pressure scenario (an idle VM fills DRAM, busy
+VMs' hot sets must come up to it) over the axes below, as an all-pairs
+(pairwise) covering set of cases generated deterministically, each with a
+stable id that names its axes:
+
+    LAUNCHER-THP-HOT-NUMATUNE-VMS-MOVE-LAYOUT
+    e.g. libvirt-always-split-none-2vm-still-scatter2m
+
+  launcher  libvirt (libvirtd, a domain with a DRAM cell and a CPU-less cell)
+            or qmp (bare QEMU, found by vtierd through its QMP socket)
+  thp       L1's transparent huge pages: always, madvise, never (QEMU
+            madvises guest RAM huge, so madvise backs it with THPs as always
+            does; never gives 4 KiB pages)
+  hot       where the busy VMs' hot sets sit when vtierd starts:
+            slow    wholly on node1: the idle VM filled DRAM first, the busy
+                    VMs booted after it (all their RAM landed on node1)
+            split   on node1 while the busy VM's own boot and cold memory hold
+                    DRAM: the busy VMs booted first (into DRAM), the idle VM
+                    filled the rest, then the hot pages were moved to node1
+                    (move_pages: tbprobe.move_to) and the DRAM this freed was
+                    taken again (hold_dram), so DRAM is as full as before. A
+                    hot set in 4 KiB pieces under THP: the huge pages that
+                    hold it are split first (debugfs split_huge_pages), as a
+                    host's THPs are split when part of one moves; a THP sits
+                    on one node. (khugepaged may collapse some again during
+                    the run, as on any host with THP on.)
+            spread  as split, but only every other 2 MiB chunk of the hot set
+                    (by guest-physical address) moved to node1
+  numatune  the idle VM's: none; preferred (libvirt <numatune> mode
+            'preferred' nodeset 0; bare QEMU: numactl --preferred=0);
+            restrictive (libvirt mode 'restrictive' nodeset 0-1: a cgroup
+            cpuset.mems and no memory policy; bare QEMU: a cgroup of its own
+            with cpuset.mems 0-1). Nodeset 0-1, not 0: an idle VM confined to
+            node0 could never give DRAM up, and the hot sets would not fit
+  vms       2vm (1 busy VM beside the idle one) or 4vm (3 busy VMs)
+  move      still, or move: once the first window is over, each busy VM's
+            hot set moves to other pages (the workload's mailbox: "move")
+  layout    the busy VMs' hot sets by guest-physical address (the workload's
+            layout=): contiguous, scatter2m, scatter4k
+
+Every combination can be set up (invalid() has no constraint left; the
+generator honours any added there).
+
+A case passes when (the hot sets fit in DRAM once the idle VM's idle memory
+leaves it) >= 95% of every busy VM's hot set is on node0 within 60 s of
+vtierd's start (and within 60 s of a move), more of the idle VM's idle
+memory is on node1 than before, no page is corrupt (the guests' checksums),
+and vtierd's belief of each VM's top-tier bytes (`top_bytes`) is within 5% of
+the probe's count of that VM's RAM on node0, at the end. A set-up that did
+not come out as intended is a failed check that says so.
+
+Inside L1: run_case(parse_id(ID)) (tests/testbed/matrix/case.py ID). On the
+host: tests/testbed/matrix/cases list|ids|pick SEED [N]|table DIR...
+"""
+
+import itertools
+import json
+import os
+import sys
+import time
+
+import tbprobe
+
+AXES = (
+    ("launcher", ("libvirt", "qmp")),
+    ("thp", ("always", "madvise", "never")),
+    ("hot", ("slow", "split", "spread")),
+    ("numatune", ("none", "preferred", "restrictive")),
+    ("vms", ("2vm", "4vm")),
+    ("move", ("still", "move")),
+    ("layout", ("contiguous", "scatter2m", "scatter4k")),
+)
+NAMES = tuple(name for name, _ in AXES)
+
+
+def invalid(case):
+    """Why a combination of axis values cannot be set up, or None."""
+    return None
+
+
+def case_id(case):
+    return "-".join(case[n] for n in NAMES)
+
+
+def parse_id(text):
+    """The axes of a case id; ValueError names what is wrong."""
+    parts = text.split("-")
+    if len(parts) != len(NAMES):
+        raise ValueError(f"a case id is {'-'.join(n.upper() for n in NAMES)}, not {text!r}")
+    case = {}
+    for (name, values), v in zip(AXES, parts):
+        if v not in values:
+            raise ValueError(f"{name} is one of {', '.join(values)}, not {v!r}")
+        case[name] = v
+    why = invalid(case)
+    if why:
+        raise ValueError(f"{text}: {why}")
+    return case
+
+
+def _pairs(case):
+    vals = [case[n] for n in NAMES]
+    return {(i, vals[i], j, vals[j]) for i in range(len(vals)) for j in range(i + 1, len(vals))}
+
+
+def generate():
+    """The all-pairs covering set: greedily, the valid combination (in the
+    axes' order) that covers the most pairs of values not covered yet, until
+    every pair that some valid combination has is covered. Deterministic."""
+    combos = [dict(zip(NAMES, vals)) for vals in itertools.product(*(v for _, v in AXES))]
+    combos = [c for c in combos if not invalid(c)]
+    pairs = [_pairs(c) for c in combos]
+    uncovered = set().union(*pairs)
+    chosen = []
+    while uncovered:
+        best = max(range(len(combos)), key=lambda k: len(pairs[k] & uncovered))
+        chosen.append(combos[best])
+        uncovered -= pairs[best]
+    return chosen
+
+
+def ids():
+    return [case_id(c) for c in generate()]
+
+
+def pick(seed, n=1):
+    """n cases in turn from seed % (number of cases): a seed a day walks
+    through the whole matrix."""
+    all_ids = ids()
+    return [all_ids[(seed + k) % len(all_ids)] for k in range(min(n, len(all_ids)))]
+
+
+# ---- one case, inside L1 ---------------------------------------------------
+
+BUSY_SIZE = 256
+# A quarter of the busy VM: scatter4k is then every 4th page, whose ranges the
+# workload prints as a few groups (a serial console is slow).
+BUSY_HOT = {"2vm": 64, "4vm": 64}
+IDLE_SIZE = {"2vm": 640, "4vm": 512}
+IDLE_HOT = 8
+VERIFY_S = 30
+# DRAM left to the idle VM: less than it touches, so that it fills DRAM and
+# spills onto node1 (its first-touched memory, its kernel and hot set among it,
+# holds DRAM); its cold memory there is what vtierd can demote.
+IDLE_DRAM = {"2vm": 560, "4vm": 480}
+# DRAM per busy VM booting first (split, spread): its whole RAM fits.
+BUSY_DRAM_EACH = 420
+WINDOW_S = 60
+SAMPLE_S = 5
+
+
+def _mib(b):
+    return round(b / 2**20, 1)
+
+
+def low_watermark_mib(node):
+    """The sum of the node's zones' low watermarks (/proc/zoneinfo): below it
+    the kernel allocates elsewhere and wakes kswapd, so what is free above it
+    is what DRAM can still take without anything leaving."""
+    low, in_node = 0, False
+    with open("/proc/zoneinfo") as f:
+        for line in f:
+            if line.startswith("Node "):
+                in_node = line.split(",")[0] == f"Node {node}"
+            elif in_node and line.split()[:1] == ["low"]:
+                low += int(line.split()[1])
+    return low * 4096 // 2**20
+
+
+def run_case(case, title=None):
+    """Runs one case in L1; exits through testbed.finish()."""
+    import testbed
+    from testbed import figure, fraction_on
+
+    cid = case_id(case)
+    result = {"id": cid, "axes": case, "checks": []}
+
+    def check(ok, what):
+        result["checks"].append({"ok": bool(ok), "what": what})
+        return testbed.check(ok, what)
+
+    def save():
+        result["passed"] = all(c["ok"] for c in result["checks"]) and bool(result["checks"])
+        with open(os.path.join(testbed.RESULTS, "case.json"), "w") as f:
+            json.dump(result, f, indent=1)
+
+    print(f"== pressure matrix case {cid}" + (f" ({title})" if title else ""), flush=True)
+    for n in NAMES:
+        print(f"   {n:9s} {case[n]}", flush=True)
+    with open("/proc/sys/kernel/numa_balancing", "w") as f:
+        f.write("0")  # one placer: vtierd
+    testbed.set_thp(case["thp"])
+    print(f"THP: {testbed.read('/sys/kernel/mm/transparent_hugepage/enabled')}", flush=True)
+    libvirt = case["launcher"] == "libvirt"
+    if libvirt:
+        testbed.libvirtd_start()
+    n_busy = 1 if case["vms"] == "2vm" else 3
+    hot_mib = BUSY_HOT[case["vms"]]
+
+    def free0(what):
+        mib = testbed.node_free_mib(0)
+        print(f"node0 free {what}: {mib} MiB (node1 {testbed.node_free_mib(1)} MiB)", flush=True)
+        return mib
+
+    def start(name, idle):
+        cls = testbed.LibvirtGuest if libvirt else testbed.Guest
+        kw = {}
+        if idle and case["numatune"] != "none":
+            if libvirt:
+                kw["numatune"] = {"preferred": ("preferred", "0"),
+                                  "restrictive": ("restrictive", "0-1")}[case["numatune"]]
+            elif case["numatune"] == "preferred":
+                kw["preferred"] = 0
+            else:
+                kw["cpuset_mems"] = "0-1"
+        size, hot = (IDLE_SIZE[case["vms"]], IDLE_HOT) if idle else (BUSY_SIZE, hot_mib)
+        extra = {} if idle else {"layout": case["layout"]}
+        g = cls.start(name, size=size, hot=hot, verify=VERIFY_S, extra=extra, **kw)
+        try:
+            g.wait_ready(timeout=400)
+        except TimeoutError:
+            if g.alive() and not g.lines():
+                # Seen once: an L2 guest that never printed a line (its kernel
+                # neither) under nested TCG. The testbed, not the test, failed.
+                print(f"tb: guest {name} never printed a line in 400 s: the testbed, not the "
+                      "test, failed", flush=True)
+                sys.stdout.flush()
+                os._exit(testbed.VANISHED_EXIT)
+            raise
+        free0(f"after {name} booted")
+        return g
+
+    result["node0_free_at_start_mib"] = free0("at start")
+    busy_names = [f"busy{k + 1}" for k in range(n_busy)]
+    if case["hot"] == "slow":
+        testbed.hold_dram(IDLE_DRAM[case["vms"]])
+        idle = start("idle", True)
+        busy = [start(n, False) for n in busy_names]
+    else:
+        testbed.hold_dram(n_busy * BUSY_DRAM_EACH + IDLE_DRAM[case["vms"]])
+        busy = [start(n, False) for n in busy_names]
+        testbed.hold_dram(IDLE_DRAM[case["vms"]])
+        idle = start("idle", True)
+        full = free0("with DRAM full")
+        for g in busy:
+            hvas = g._translation("hot", None)  # {gpa: hva}
+            if case["hot"] == "split":
+                chosen = [h for h in hvas.values() if h is not None]
+                if case["layout"] == "scatter4k" and case["thp"] != "never":
+                    before, after = tbprobe.split_huge_pages(g.pid, chosen)
+                    print(f"{g.name}: split the huge pages holding its hot set (its QEMU's "
+                          f"AnonHugePages {before >> 10} -> {after >> 10} MiB)", flush=True)
+            else:  # every other 2 MiB chunk of the hot set, by guest-physical address
+                chunks = sorted({gpa >> 21 for gpa in hvas})
+                odd = set(chunks[1::2])
+                chosen = [h for gpa, h in hvas.items() if h is not None and gpa >> 21 in odd]
+            moved = tbprobe.move_to(g.pid, sorted(chosen), 1)
+            print(f"{g.name}: moved {len(chosen)} hot pages to node1 (move_pages status: "
+                  + ", ".join(f"{k if k >= 0 else tbprobe.errno_name(k)}: {v}"
+                              for k, v in sorted(moved.items())) + ")", flush=True)
+        free0("after the moves")
+        # The DRAM the moves freed is taken again: DRAM as full as before
+        # (a margin, so the holder does not push node0 into direct reclaim).
+        testbed.hold_dram(full + 8)
+
+    # ---- the set-up, as the probe sees it --------------------------------
+    guests = busy + [idle]
+    setup = {"busy": {}}
+    for g in busy:
+        hot, cold = g.placement("hot"), g.placement("cold")
+        s = {"hot_on_node1": round(fraction_on(hot, 1), 3), "cold_on_node0": round(fraction_on(cold, 0), 3),
+             "hot_mib": _mib(hot["pages"] * 4096)}
+        setup["busy"][g.name] = s
+        print(f"set-up: {g.name}'s hot set {s['hot_mib']} MiB, {s['hot_on_node1']:.1%} on node1; "
+              f"its cold pages {s['cold_on_node0']:.1%} on node0", flush=True)
+    idle_ram = idle.placement_ram()
+    idle_dram = idle_ram["nodes"].get("0", 0) * 4096
+    free_now, low = testbed.node_free_mib(0), low_watermark_mib(0)
+    hot_total = n_busy * hot_mib
+    setup.update({"idle_ram_on_node0_mib": _mib(idle_dram), "node0_free_mib": free_now,
+                  "node0_low_watermark_mib": low})
+    result["setup"] = setup
+    figure("setup", setup)
+    ok = True
+    for g in busy:
+        s = setup["busy"][g.name]
+        if case["hot"] == "slow":
+            ok &= check(s["hot_on_node1"] >= 0.9, f"set-up: {g.name}'s RAM landed on node1 "
+                        f"({s['hot_on_node1']:.1%} of its hot set on node1, want >= 90%)")
+        elif case["hot"] == "split":
+            ok &= check(s["hot_on_node1"] >= 0.9 and s["cold_on_node0"] >= 0.8,
+                        f"set-up: {g.name}'s hot set on node1 while its cold memory holds DRAM "
+                        f"({s['hot_on_node1']:.1%} of its hot set on node1, want >= 90%; "
+                        f"{s['cold_on_node0']:.1%} of its cold pages on node0, want >= 80%)")
+        else:
+            ok &= check(0.3 <= s["hot_on_node1"] <= 0.7, f"set-up: {g.name}'s hot set spread "
+                        f"over both nodes ({s['hot_on_node1']:.1%} on node1, want 30-70%)")
+    ok &= check(free_now - low < hot_total / 2, f"set-up: DRAM is full ({free_now} MiB free on "
+                f"node0, {free_now - low} MiB above its low watermark; the hot sets are {hot_total} "
+                "MiB: less than half of them fits without demotion)")
+    ok &= check(idle_dram >= (hot_total + 32) << 20,
+                f"set-up: the idle VM holds room for the hot sets in DRAM ({_mib(idle_dram)} MiB of "
+                f"its RAM on node0, the hot sets {hot_total} MiB)")
+    if not ok:
+        print(f"tb: case {cid}: the set-up did not come out as intended; the case fails "
+              "before vtierd starts", flush=True)
+        result["setup_failed"] = True
+        save()
+        for g in guests:
+            g.stop()
+        testbed.finish()
+
+    time.sleep(10)
+    baseline = {g.name: round(fraction_on(g.placement("hot"), 0), 3) for g in busy}
+    result["baseline_hot_on_node0"] = baseline
+    figure("baseline_hot_on_node0", baseline)
+    idle_cold_before = fraction_on(idle.placement("cold"), 1)
+
+    # ---- vtierd ------------------------------------------------------------
+    vtierd = testbed.Vtierd(f"[discovery]\nlibvirt={'true' if libvirt else 'false'}\n").start()
+
+    def listing():
+        vms = vtierd.ctl("list", check=False) or {}
+        vms = vms.get("vms", []) if isinstance(vms, dict) else vms
+        return {v["name"]: v for v in vms}
+
+    def converge(what, t_start):
+        reached = {g.name: None for g in busy}
+        samples = []
+        while True:
+            time.sleep(SAMPLE_S)
+            t = time.monotonic() - t_start
+            vms = listing()
+            row = {"t": round(t)}
+            parts = []
+            for g in busy:
+                f = fraction_on(g.placement("hot"), 0)
+                row[g.name] = round(f, 3)
+                if f >= 0.95 and reached[g.name] is None:
+                    reached[g.name] = round(t, 1)
+                v = vms.get(g.name, {})
+                parts.append(f"{g.name} {f:.1%} (vtierd: {v.get('state', '-')}, top "
+                             f"{_mib(v.get('top_bytes', 0))} MiB, up {_mib(v.get('promoted_bytes', 0))} MiB)")
+            v = vms.get("idle", {})
+            parts.append(f"idle: top {_mib(v.get('top_bytes', 0))} MiB, down "
+                         f"{_mib(v.get('demoted_bytes', 0))} MiB")
+            samples.append(row)
+            print(f"{what} +{t:.0f} s: hot on node0: " + "; ".join(parts), flush=True)
+            if all(r is not None for r in reached.values()) or t >= WINDOW_S:
+                return reached, samples
+
+    def belief_vs_truth(when):
+        vms = listing()
+        out = {}
+        for g in guests:
+            truth = g.placement_ram()["nodes"].get("0", 0) * 4096
+            v = vms.get(g.name, {})
+            belief = v.get("top_bytes")
+            err = None if belief is None or truth == 0 else (belief - truth) / truth
+            out[g.name] = {"belief_mib": _mib(belief or 0), "truth_mib": _mib(truth),
+                           "error": None if err is None else round(err, 4)}
+            # vtierd's per-node count too, for a reader (not checked).
+            per_node = v.get("node_bytes") if isinstance(v.get("node_bytes"), dict) else None
+            if per_node is not None:
+                out[g.name]["node_bytes_0_mib"] = _mib(per_node.get("0", 0))
+            print(f"belief vs truth {when}: {g.name}: vtierd top_bytes {_mib(belief or 0)} MiB, "
+                  f"the probe {_mib(truth)} MiB on node0"
+                  + (f" ({err:+.1%})" if err is not None else " (no figure)")
+                  + (f"; vtierd's node_bytes[0] {_mib(per_node.get('0', 0))} MiB"
+                     if per_node is not None else ""), flush=True)
+        return out
+
+    t0 = time.monotonic()
+    reached, samples = converge("vtierd", t0)
+    result["time_to_95_s"] = reached
+    figure("hot_on_node0_over_time", samples)
+    figure("time_to_95_s", reached, "s")
+    for g in busy:
+        check(reached[g.name] is not None,
+              f"{g.name}: >= 95% of its hot set on node0 within {WINDOW_S} s of vtierd's start "
+              f"({samples[-1][g.name]:.1%} at +{samples[-1]['t']} s; baseline {baseline[g.name]:.1%})")
+    result["belief_after_window"] = belief_vs_truth(f"at +{time.monotonic() - t0:.0f} s")
+    figure("belief_vs_truth_after_window", result["belief_after_window"])
+
+    save()  # so far (a run the emulated host loses keeps its figures)
+
+    idle_cold_after = fraction_on(idle.placement("cold"), 1)
+    result["idle_cold_on_node1"] = [round(idle_cold_before, 3), round(idle_cold_after, 3)]
+    figure("idle_cold_on_node1", result["idle_cold_on_node1"])
+    check(idle_cold_after > idle_cold_before, f"the idle VM's idle memory moved toward node1 "
+          f"({idle_cold_before:.1%} -> {idle_cold_after:.1%} of its cold pages on node1)")
+
+    if case["move"] == "move":
+        gens = {g.name: g.latest_gen() for g in busy}
+        for g in busy:
+            g.send("move")
+        for g in busy:
+            testbed.wait_for(f"{g.name}'s moved hot set", lambda g=g: g.latest_gen() > gens[g.name], 60, 0.5)
+        t1 = time.monotonic()
+        at_move = {g.name: round(fraction_on(g.placement("hot"), 0), 3) for g in busy}
+        print(f"the hot sets moved; the new ones on node0: {at_move}", flush=True)
+        reached2, samples2 = converge("after the move", t1)
+        result["at_move_hot_on_node0"] = at_move
+        result["time_to_95_after_move_s"] = reached2
+        figure("moved_hot_on_node0_over_time", samples2)
+        figure("time_to_95_after_move_s", reached2, "s")
+        for g in busy:
+            check(reached2[g.name] is not None,
+                  f"{g.name}: >= 95% of its moved hot set on node0 within {WINDOW_S} s of the move "
+                  f"({samples2[-1][g.name]:.1%} at +{samples2[-1]['t']} s; {at_move[g.name]:.1%} at "
+                  "the move)")
+
+    # ---- integrity: every guest's checksums, all at once -------------------
+    def passes(g):
+        return [ln for ln in g.workload_lines() if ln.startswith("VTWL VERIFY")]
+    before = {g.name: len(passes(g)) for g in guests}
+    testbed.wait_for("two checksum passes of every guest", lambda: all(
+        len(passes(g)) >= before[g.name] + 2 or not g.alive() for g in guests), 4 * VERIFY_S + 120)
+    corrupt_total = 0
+    for g in guests:
+        done = passes(g)
+        errors = int(done[-1].split("total_errors=")[1]) if done else -1
+        corrupt = [ln for ln in g.workload_lines() if ln.startswith("VTWL CORRUPT")]
+        corrupt_total += max(errors, len(corrupt))
+        check(errors == 0 and not corrupt, f"guest {g.name}'s checksums pass ({len(done)} passes, "
+              f"{errors} errors)")
+    result["corrupt_pages"] = corrupt_total
+    figure("corrupt_pages", corrupt_total)
+
+    # ---- what vtierd did, and what it believes -----------------------------
+    vms = listing()
+    moved = {}
+    for g in guests:
+        v = vms.get(g.name, {})
+        moved[g.name] = {k: _mib(v.get(f"{k}_bytes", 0)) for k in ("promoted", "demoted", "failed", "top")}
+        if isinstance(v.get("node_bytes"), dict):
+            moved[g.name]["per_node"] = {n: _mib(b) for n, b in v["node_bytes"].items()}
+        print(f"vtierd {g.name}: " + ", ".join(f"{k} {x} MiB" for k, x in moved[g.name].items()
+                                                if k != "per_node")
+              + (f", per node {moved[g.name]['per_node']}" if "per_node" in moved[g.name] else ""),
+              flush=True)
+    result["moved_mib"] = moved
+    figure("moved_mib", moved)
+    final = belief_vs_truth("at the end")
+    result["belief_vs_truth"] = final
+    figure("belief_vs_truth", final)
+    for name, b in final.items():
+        check(b["error"] is not None and abs(b["error"]) <= 0.05,
+              f"vtierd's belief of {name}'s top-tier bytes is within 5% of the truth "
+              f"({b['belief_mib']} MiB believed, {b['truth_mib']} MiB on node0"
+              + (f", {b['error']:+.1%})" if b["error"] is not None else ")"))
+    check(vtierd.alive(), "vtierd still runs")
+    save()
+    vtierd.stop()
+    for g in guests:
+        g.stop()
+    testbed.finish()
+
+
+# ---- the host's side: listing, picking, the table -------------------------
+
+def _load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _row(d):
+    case = _load(os.path.join(d, "case.json"))
+    run = _load(os.path.join(d, "testbed.json")) or {}
+    cid = os.path.basename(os.path.normpath(d))
+    cid = cid[len("matrix-"):] if cid.startswith("matrix-") else cid
+    rc = run.get("rc")
+    if not case:
+        res = {None: "no result", 124: "timeout", 125: "void"}.get(rc, f"rc {rc}")
+        return [cid, "-", "-", "-", "-", res], False
+    if case.get("setup_failed"):
+        return [case["id"], "-", "-", "-", "-", "FAIL (set-up)"], False
+
+    def times(d):
+        return ",".join("-" if v is None else f"{v:.0f}" for v in (d or {}).values()) or "-"
+    t95 = times(case.get("time_to_95_s"))
+    if "time_to_95_after_move_s" in case:
+        t95 += " / " + times(case["time_to_95_after_move_s"])
+    m = case.get("moved_mib", {})
+    up = sum(v.get("promoted", 0) for v in m.values())
+    down = sum(v.get("demoted", 0) for v in m.values())
+    failed = sum(v.get("failed", 0) for v in m.values())
+    belief = case.get("belief_vs_truth") or case.get("belief_after_window") or {}
+    errs = [b["error"] for b in belief.values() if b.get("error") is not None]
+    worst = max(errs, key=abs) if errs else None
+    ok = case.get("passed") and rc == 0
+    res = {None: "incomplete", 124: "timeout", 125: "void"}.get(rc, "pass" if ok else "FAIL")
+    return [case["id"], t95, f"{up:.0f}/{down:.0f}/{failed:.0f}",
+            "-" if worst is None else f"{worst:+.1%}", str(case.get("corrupt_pages", "-")),
+            res], ok
+
+
+def table(dirs):
+    head = ["case (launcher-thp-hot-numatune-vms-move-layout)", "s to 95% (per busy VM; / moved)",
+            "MiB up/down/failed", "belief err", "corrupt", "result"]
+    rows, all_ok = [], True
+    for d in dirs:
+        row, ok = _row(d)
+        rows.append(row)
+        all_ok &= ok
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+    for r in [head] + rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    print("belief err: vtierd's top_bytes against the probe's count of the VM's RAM on node0, "
+          "the worst VM, at the end (or after the first window); '-' under s to 95%: not within "
+          "60 s; void: the emulated host lost a guest; incomplete: the run did not end")
+    return all_ok
+
+
+def main(argv):
+    usage = "usage: cases list | ids | pick SEED [N] | table RESULT-DIR..."
+    if not argv:
+        print(usage, file=sys.stderr)
+        return 2
+    cmd, args = argv[0], argv[1:]
+    if cmd == "list":
+        cases = generate()
+        for c in cases:
+            print(f"{case_id(c):48s} " + " ".join(f"{n}={c[n]}" for n in NAMES))
+        n_all = len([1 for vals in itertools.product(*(v for _, v in AXES))
+                     if not invalid(dict(zip(NAMES, vals)))])
+        print(f"{len(cases)} cases cover every pair of axis values ({n_all} valid combinations "
+              "in all)", file=sys.stderr)
+    elif cmd == "ids":
+        print("\n".join(ids()))
+    elif cmd == "pick" and 1 <= len(args) <= 2:
+        print("\n".join(pick(int(args[0]), int(args[1]) if len(args) > 1 else 1)))
+    elif cmd == "table" and args:
+        return 0 if table(args) else 1
+    else:
+        print(usage, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,22 @@
+#!/usr/bin/python3
+"""One case of the pressure matrix, in L1:
+
+    tests/testbed/run --out DIR tests/testbed/matrix/case.py CASE-ID
+
+CASE-ID names the case's axes (LAUNCHER-THP-HOT-NUMATUNE-VMS-MOVE-LAYOUT, see
+tests/testbed/l1/tbmatrix.py, installed in L1 with the other helpers); any
+valid combination runs, not only the generated ones (`cases list`). Results:
+DIR/output.log, DIR/figures.json, DIR/case.json (what `cases table` reads)."""
+import sys
+
+import tbmatrix
+
+if len(sys.argv) != 2:
+    print(__doc__, file=sys.stderr)
+    sys.exit(2)
+try:
+    case = tbmatrix.parse_id(sys.argv[1])
+except ValueError as e:
+    print(f"case.py: {e}", file=sys.stderr)
+    sys.exit(2)
+tbmatrix.run_case(case)
