@@ -26,6 +26,7 @@ vt_config_new_defaults (void)
   c->aggr_us = 200000;
   c->min_regions = 10;
   c->max_regions = 1000;
+  c->max_region_bytes = 16 << 20;
   c->hot_threshold_percent = 10;
   c->history = 600;
   c->residency_interval_s = 5;
@@ -80,6 +81,7 @@ static const Option options[] = {
   OPT ("regions", "aggr-us", OPT_UINT64, aggr_us, 1000, 600000000),
   OPT ("regions", "min-regions", OPT_UINT, min_regions, 3, 100000),
   OPT ("regions", "max-regions", OPT_UINT, max_regions, 3, 100000),
+  OPT ("regions", "max-region-mib", OPT_MIB, max_region_bytes, 1, 1 << 20),
   OPT ("regions", "hot-threshold", OPT_UINT, hot_threshold_percent, 1, 100),
   OPT ("regions", "history", OPT_UINT, history, 1, 100000),
   OPT ("regions", "residency-interval", OPT_UINT, residency_interval_s, 1, 3600),

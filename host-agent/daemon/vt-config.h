@@ -23,6 +23,7 @@ typedef struct {
   /* [regions] */
   guint64 sample_us, aggr_us;
   guint min_regions, max_regions;
+  guint64 max_region_bytes; /* a VM gets enough regions that none is larger */
   guint hot_threshold_percent;
   guint history;
   guint residency_interval_s;

@@ -123,7 +123,13 @@ vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map, G
   t->map = map;
   t->fail = fail;
   t->fail_data = user_data;
-  t->attrs = (VtRegionAttrs) { config->sample_us, config->aggr_us, config->min_regions,
+  guint64 total = 0;
+  for (guint i = 0; i < ranges->len; i++)
+    total += g_array_index (ranges, VtAddrRange, i).end - g_array_index (ranges, VtAddrRange, i).start;
+  t->attrs = (VtRegionAttrs) { config->sample_us, config->aggr_us,
+                               vt_regions_min_for_size (total, config->min_regions,
+                                                        config->max_regions,
+                                                        config->max_region_bytes),
                                config->max_regions };
   t->regions = vt_region_set_new (&t->attrs, (VtAddrRange *) ranges->data, ranges->len,
                                   (guint64) pid);

@@ -171,6 +171,14 @@ append_even_split (GArray *regions, const VtAddrRange *range, guint pieces)
   }
 }
 
+guint
+vt_regions_min_for_size (guint64 total_bytes, guint min_nr, guint max_nr, guint64 max_region_bytes)
+{
+  guint64 want = max_region_bytes ? (total_bytes + max_region_bytes - 1) / max_region_bytes : 0;
+  want = MIN (want, (guint64) max_nr / 2);
+  return (guint) MAX ((guint64) min_nr, want);
+}
+
 VtRegionSet *
 vt_region_set_new (const VtRegionAttrs *attrs, const VtAddrRange *ranges, guint n_ranges,
                    guint64 seed)

@@ -47,6 +47,12 @@ typedef struct {
 
 typedef struct _VtRegionSet VtRegionSet;
 
+/* The min_nr_regions for `total_bytes` of guest RAM: at least `min_nr`,
+ * and enough that no region exceeds `max_region_bytes` (0: no such
+ * bound), but at most half of `max_nr` (room for DAMON to split). */
+guint vt_regions_min_for_size (guint64 total_bytes, guint min_nr, guint max_nr,
+                               guint64 max_region_bytes);
+
 /* Tiles `ranges` (sorted, disjoint, page aligned) with min_nr_regions
  * regions of about equal size. `seed` makes the random choices repeatable. */
 VtRegionSet *vt_region_set_new (const VtRegionAttrs *attrs, const VtAddrRange *ranges,

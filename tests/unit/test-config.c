@@ -46,7 +46,8 @@ test_values_read (void)
   g_autofree char *path = write_conf (
     "[discovery]\nlibvirt=false\nqmp-dirs=/a;/b\n"
     "[access]\nsource=soft-dirty\ndirty-rate-interval=0\n"
-    "[regions]\nsample-us=1000\naggr-us=100000\nmin-regions=5\nmax-regions=50\nhot-threshold=25\n");
+    "[regions]\nsample-us=1000\naggr-us=100000\nmin-regions=5\nmax-regions=50\nmax-region-mib=8\n"
+    "hot-threshold=25\n");
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (VtConfig) c = vt_config_load (path, problems, &error);
@@ -59,6 +60,7 @@ test_values_read (void)
   g_assert_cmpuint (c->dirty_rate_interval_s, ==, 0);
   g_assert_cmpuint (c->sample_us, ==, 1000);
   g_assert_cmpuint (c->max_regions, ==, 50);
+  g_assert_cmpuint (c->max_region_bytes, ==, 8 << 20);
   g_assert_cmpuint (c->hot_threshold_percent, ==, 25);
 }
 

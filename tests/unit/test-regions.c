@@ -465,6 +465,39 @@ test_hot_range_moves (void)
   g_assert_cmpuint (vt_region_set_bytes_at_least (set, SAMPLES / 2), <=, hot_len * 11 / 10);
 }
 
+/* vtierd sizes a VM's min_nr_regions so that no region exceeds
+ * max-region-mib: a hot set then never hides inside one large cold region
+ * (DAMON merges neighbours whose heat differs by less than a tenth), and a
+ * move is found within two aggregations, where min 10 took up to 10. */
+static void
+test_min_for_size (void)
+{
+  g_assert_cmpuint (vt_regions_min_for_size (1 * GiB, 10, 1000, 16 * MiB), ==, 64);
+  g_assert_cmpuint (vt_regions_min_for_size (100 * MiB, 10, 1000, 16 * MiB), ==, 10);
+  g_assert_cmpuint (vt_regions_min_for_size (1 * GiB + 1, 10, 1000, 16 * MiB), ==, 65);
+  g_assert_cmpuint (vt_regions_min_for_size (64 * GiB, 10, 1000, 16 * MiB), ==, 500);
+  g_assert_cmpuint (vt_regions_min_for_size (64 * GiB, 10, 1000, 0), ==, 10);
+
+  VtAddrRange range = { 0, 1 * GiB };
+  VtRegionAttrs attrs = default_attrs;
+  attrs.min_nr_regions = vt_regions_min_for_size (1 * GiB, 10, 1000, 16 * MiB);
+  g_auto (FakeMemory) mem = { .ranges = &range, .n_ranges = 1, .hot_start = 512 * MiB,
+                              .hot_end = 576 * MiB };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&attrs, &range, 1, 5);
+  for (guint w = 0; w < 20; w++)
+    run_window (set, &mem, SAMPLES);
+  guint n;
+  const VtRegion *regions = vt_region_set_regions (set, &n);
+  for (guint r = 0; r < n; r++)
+    g_assert_cmpuint (regions[r].end - regions[r].start, <=, 16 * MiB);
+  mem.hot_start = 128 * MiB;
+  mem.hot_end = 192 * MiB;
+  for (guint w = 0; w < 2; w++)
+    run_window (set, &mem, SAMPLES);
+  g_assert_cmpuint (bytes_over (set, 128 * MiB, 192 * MiB, SAMPLES / 2), >=, 64 * MiB * 9 / 10);
+  g_assert_cmpuint (bytes_over (set, 512 * MiB, 576 * MiB, SAMPLES / 2), <=, 64 * MiB / 10);
+}
+
 /* Everywhere the same heat, so every region has the same age. */
 static void
 test_aging (void)
@@ -774,6 +807,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/regions/new/one-range", test_new_one_range);
+  g_test_add_func ("/regions/min-for-size", test_min_for_size);
   g_test_add_func ("/regions/new/ranges-with-gaps", test_new_ranges_with_gaps);
   g_test_add_func ("/regions/new/rejects-invalid", test_new_rejects_invalid);
   g_test_add_func ("/regions/sample/prepares-then-checks", test_sample_prepares_then_checks);
