@@ -13,8 +13,7 @@ a.wait_ready(timeout=300)
 b = testbed.Guest.start("b", size=256, hot=64, verify=30, membind=1)
 b.wait_ready(timeout=300)
 time.sleep(90)
-for g in (a, b):
-    passes, errors, corrupt = g.verify(timeout=200)
+for g, (passes, errors, corrupt) in zip((a, b), testbed.verify_all((a, b), timeout=200)):
     check(errors == 0 and not corrupt, f"guest {g.name}'s checksums pass ({passes} passes)")
 a.stop()
 b.stop()

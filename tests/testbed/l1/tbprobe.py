@@ -140,22 +140,26 @@ def gpa2hva(mon, gpa):
     return int(m.group(1), 16) if m else None
 
 
-def translate(mon, gpas):
+def translate(mon, gpas, chunks=None):
     """{gpa: hva or None} for page-aligned gpas, one gpa2hva per 2 MiB chunk
-    where the chunk maps linearly (checked at both ends)."""
+    where the chunk maps linearly (checked at both ends). `chunks`, a dict
+    kept by the caller for one guest, remembers each linear chunk's host
+    address: a guest's RAM blocks do not move in QEMU's address space, so a
+    chunk is asked once however many page sets it is in."""
+    chunks = {} if chunks is None else chunks
     by_chunk = {}
     for g in gpas:
         by_chunk.setdefault(g // CHUNK, []).append(g)
     out = {}
     for chunk, pages in by_chunk.items():
-        first, last = min(pages), max(pages)
-        h0, h1 = gpa2hva(mon, first), gpa2hva(mon, last)
-        if h0 is not None and h1 is not None and h1 - h0 == last - first:
-            for g in pages:
-                out[g] = h0 + (g - first)
-        else:
-            for g in pages:
-                out[g] = gpa2hva(mon, g)
+        if chunk not in chunks:
+            first, last = chunk * CHUNK, chunk * CHUNK + CHUNK - 4096
+            h0, h1 = gpa2hva(mon, first), gpa2hva(mon, last)
+            chunks[chunk] = h0 if h0 is not None and h1 is not None and h1 - h0 == last - first \
+                else None
+        base = chunks[chunk]
+        for g in pages:
+            out[g] = base + (g - chunk * CHUNK) if base is not None else gpa2hva(mon, g)
     return out
 
 

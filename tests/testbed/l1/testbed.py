@@ -366,7 +366,8 @@ class Guest:
         if (kind, gen) not in cache:
             mon = self.monitor()
             try:
-                cache[(kind, gen)] = tbprobe.translate(mon, self.pages(kind, gen))
+                cache[(kind, gen)] = tbprobe.translate(mon, self.pages(kind, gen),
+                                                        cache.setdefault("chunks", {}))
             finally:
                 mon.close()
         return cache[(kind, gen)]
@@ -382,7 +383,8 @@ class Guest:
         if "ram" not in cache:
             mon = self.monitor()
             try:
-                cache["ram"] = tbprobe.translate(mon, range(2 << 20, self.mem << 20, 4096))
+                cache["ram"] = tbprobe.translate(mon, range(2 << 20, self.mem << 20, 4096),
+                                                 cache.setdefault("chunks", {}))
             finally:
                 mon.close()
         return tbprobe.summarize(self.pid, cache["ram"])
@@ -417,24 +419,47 @@ class Guest:
             mem.write(struct.pack("<Q", self._mail_seq))
         log(f"sent {command!r} to guest {self.name}'s workload")
 
-    def verify(self, timeout=300):
-        """Waits for a full checksum pass that starts after now; returns
-        (passes, total_errors, corrupt lines)."""
-        def passes():
-            return [ln for ln in self.workload_lines() if ln.startswith("VTWL VERIFY")]
-        before = len(passes())
-        wait_for(f"guest {self.name} to finish two checksum passes", lambda: len(passes()) >= before + 2
-                 or not self.alive(), timeout)
-        done = passes()
+    def _passes(self):
+        return [ln for ln in self.workload_lines() if ln.startswith("VTWL VERIFY ")]
+
+    def verify_start(self):
+        """Has the workload start a checksum pass over every page now (its
+        mailbox: "verify"); returns what verify_wait needs."""
+        def restarts():
+            return sum(ln.startswith("VTWL VERIFY-RESTART") for ln in self.workload_lines())
+        before = restarts()
+        self.send("verify")
+        wait_for(f"guest {self.name} to start a checksum pass", lambda: restarts() > before
+                 or not self.alive(), 60, 0.2)
+        return len(self._passes())
+
+    def verify_wait(self, started, timeout=300):
+        """Waits for the pass verify_start began; returns (passes,
+        total_errors, corrupt lines)."""
+        wait_for(f"guest {self.name} to finish a checksum pass begun now",
+                 lambda: len(self._passes()) > started or not self.alive(), timeout)
+        done = self._passes()
         total = int(done[-1].split("total_errors=")[1]) if done else -1
         corrupt = [ln for ln in self.workload_lines() if ln.startswith("VTWL CORRUPT")]
         return len(done), total, corrupt
+
+    def verify(self, timeout=300):
+        """A checksum pass over every page, begun now: (passes,
+        total_errors, corrupt lines)."""
+        return self.verify_wait(self.verify_start(), timeout)
 
     def stop(self):
         self.stopped = True
         if self.alive():
             os.kill(self.pid, 15)
             wait_for(f"guest {self.name} to exit", lambda: not self.alive(), 30, 0.2)
+
+
+def verify_all(guests, timeout=300):
+    """A checksum pass over every page of each guest, all begun now: one
+    (passes, total_errors, corrupt lines) per guest."""
+    started = [g.verify_start() for g in guests]
+    return [g.verify_wait(n, timeout) for g, n in zip(guests, started)]
 
 
 class Vtierd:

@@ -90,8 +90,7 @@ figure("b_with_min", [pairs[1][0] >> 20, min_bytes >> 20], "MiB")
 check(when is not None and pairs[1][0] >= 0.9 * min_bytes,
       f"b's min of {min_bytes >> 20} MiB is honored ({pairs[1][0] >> 20} MiB in the top tier)")
 
-for g in vms:
-    passes, errors, corrupt = g.verify(timeout=200)
+for g, (passes, errors, corrupt) in zip(vms, testbed.verify_all(vms, timeout=200)):
     check(errors == 0 and not corrupt, f"guest {g.name}'s checksums pass")
 vtierd.stop()
 for g in vms:

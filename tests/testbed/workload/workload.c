@@ -27,7 +27,8 @@
  * The mailbox: one page of its own, whose guest-physical address it prints.
  * The host writes a command (NUL-terminated text at byte 8) and then bumps
  * the sequence number (the 64-bit word at byte 0); the workload polls it
- * and runs the command: "move" moves the hot set now.
+ * and runs the command: "move" moves the hot set now; "verify" starts a
+ * checksum pass from the first page now (the pass's errors so far are kept).
  * Lines on stdout, all starting with "VTWL ":
  *   MAILBOX gpa=0xGPA                       the mailbox page
  *   READY pages=N hot_pages=H ...          set-up done
@@ -41,6 +42,7 @@
  *   CORRUPT page=I word=W                   a page that lost its contents
  *   MOVE gen=G t=S by=time|mailbox ...      the hot set moved; its sets follow
  *   COMMAND seq=N cmd=TEXT                  the mailbox said something
+ *   VERIFY-RESTART pass=P                   "verify": pass P starts now
  *   STATUS t=S accesses=N                   every `report` seconds
  */
 #include "wl-core.h"
@@ -403,7 +405,14 @@ main (int argc, char **argv)
     }
     const char *cmd = mailbox_poll (&mailbox, command, sizeof command);
     int timed = !timed_move_done && o.move_at >= 0 && t - start >= o.move_at;
-    if (cmd && strcmp (cmd, "move") != 0) {
+    if (cmd && strcmp (cmd, "verify") == 0) {
+      /* A pass from the first page now: the next VERIFY line covers every
+       * page after the command (what a test that just moved memory wants),
+       * one period away instead of up to two. */
+      verify_cursor = 0;
+      printf ("VTWL VERIFY-RESTART pass=%" PRIu64 "\n", pass + 1);
+      fflush (stdout);
+    } else if (cmd && strcmp (cmd, "move") != 0) {
       printf ("VTWL COMMAND unknown, ignored: '%s'\n", cmd);
       fflush (stdout);
     }
