@@ -422,15 +422,17 @@ class Guest:
     def _passes(self):
         return [ln for ln in self.workload_lines() if ln.startswith("VTWL VERIFY ")]
 
-    def verify_start(self):
+    def verify_start(self, timeout=180):
         """Has the workload start a checksum pass over every page now (its
-        mailbox: "verify"); returns what verify_wait needs."""
+        mailbox: "verify"); returns what verify_wait needs. (A guest whose
+        memory is being moved can stall for a minute under nested TCG: seen,
+        an idle VM that printed nothing for 60 s while vtierd demoted it.)"""
         def restarts():
             return sum(ln.startswith("VTWL VERIFY-RESTART") for ln in self.workload_lines())
         before = restarts()
         self.send("verify")
         wait_for(f"guest {self.name} to start a checksum pass", lambda: restarts() > before
-                 or not self.alive(), 60, 0.2)
+                 or not self.alive(), timeout, 0.2)
         return len(self._passes())
 
     def verify_wait(self, started, timeout=300):
