@@ -161,12 +161,26 @@ coldest_oldest_first (gconstpointer a, gconstpointer b)
   return x->age > y->age ? -1 : x->age < y->age;
 }
 
-/* How deep a demotion may reach into a VM's memory. */
+/* How far a move may reach into a VM's memory. A demotion: */
 typedef enum {
   DEMOTE_COLD,    /* cold for demote-min-age aggregations */
   DEMOTE_COLD_NOW, /* ... then what is cold now, however young (exchange) */
   DEMOTE_ANY,     /* ... then warmer memory too, coldest first (contention) */
 } DemoteDepth;
+/* A promotion: hot memory (DEMOTE_COLD, the default), or with DEMOTE_ANY
+ * warm memory too (warm_floor). */
+#define PROMOTE_HOT DEMOTE_COLD
+#define PROMOTE_WARM DEMOTE_ANY
+
+/* Warm: at least half the hot threshold. A hot set scattered in 4 KiB
+ * pieces over a VM reads so (a sampled page is hot a quarter of the time,
+ * and then not always touched within a sample). Half, not any access: an
+ * idle VM's checksum pass, a page in 30 s, reads 1 now and then. */
+static guint
+warm_floor (const VtTieringInput *in)
+{
+  return MAX (1, in->hot_threshold / 2);
+}
 
 /* Whether region r may move: `pass` 0 is the first choice (for demotion,
  * cold memory), pass 1 what `depth` adds. */
@@ -176,7 +190,8 @@ eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r,
 {
   if (promote)
     return pl->slow > 0 && r->age >= c->promote_min_age &&
-           (in->mode == VT_TIER_MODE_FAST_ONLY || r->nr_accesses >= in->hot_threshold);
+           (in->mode == VT_TIER_MODE_FAST_ONLY ||
+            r->nr_accesses >= (depth == PROMOTE_WARM ? warm_floor (in) : in->hot_threshold));
   if (pl->top == 0)
     return FALSE;
   if (in->mode == VT_TIER_MODE_SLOW_ONLY)
@@ -204,14 +219,18 @@ typedef struct {
 /* Adds jobs moving up to `bytes` of a VM's eligible regions: for promotion
  * the hottest first; for demotion its cold regions first (coldest, oldest),
  * then what `depth` allows, coldest first. Each job spans at most `chunk`
- * bytes of addresses. With `jobs` NULL it only counts what could move. */
+ * bytes of addresses. With `jobs` NULL it only counts what could move.
+ * `taken_by_caller` (a flag per region, or NULL) carries which regions
+ * earlier calls for the same VM and direction already took. */
 static PlanResult
-plan_vm (VtTiering *t, const VtTieringInput *in, const Place *place, gboolean promote,
-         DemoteDepth depth, guint64 bytes, int node, guint64 chunk, gboolean exchange, GArray *jobs)
+plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gboolean promote,
+               DemoteDepth depth, guint64 bytes, int node, guint64 chunk, gboolean exchange,
+               GArray *jobs, gboolean *taken_by_caller)
 {
   VmState *s = vm_state (t, in->key);
   gint64 now = g_get_monotonic_time ();
-  g_autofree gboolean *taken = g_new0 (gboolean, MAX (in->n_regions, 1));
+  g_autofree gboolean *own = taken_by_caller ? NULL : g_new0 (gboolean, MAX (in->n_regions, 1));
+  gboolean *taken = taken_by_caller ? taken_by_caller : own;
   PlanResult res = { 0 };
 
   guint passes = promote || depth == DEMOTE_COLD ? 1 : 2;
@@ -260,6 +279,14 @@ plan_vm (VtTiering *t, const VtTieringInput *in, const Place *place, gboolean pr
     }
   }
   return res;
+}
+
+/* plan_vm_taken on its own: regions other calls planned are not known to it. */
+static PlanResult
+plan_vm (VtTiering *t, const VtTieringInput *in, const Place *place, gboolean promote,
+         DemoteDepth depth, guint64 bytes, int node, guint64 chunk, gboolean exchange, GArray *jobs)
+{
+  return plan_vm_taken (t, in, place, promote, depth, bytes, node, chunk, exchange, jobs, NULL);
 }
 
 static void run_next_job (VtTiering *t);
@@ -422,6 +449,21 @@ merge_jobs (GArray *jobs, const GArray *demotes, const GArray *promotes, guint64
   }
 }
 
+/* A VM's warm memory on slow nodes (warm_floor, below the hot threshold,
+ * for promote-min-age aggregations). */
+static guint64
+warm_slow_bytes (const VtTieringConfig *c, const VtTieringInput *in, const Place *place)
+{
+  guint64 bytes = 0;
+  for (guint i = 0; i < in->n_regions; i++) {
+    const VtRegion *r = &in->regions[i];
+    if (r->nr_accesses >= warm_floor (in) && r->nr_accesses < in->hot_threshold &&
+        r->age >= c->promote_min_age)
+      bytes += place[i].slow;
+  }
+  return bytes;
+}
+
 /* The round's view of one VM. */
 typedef struct {
   const VtTieringInput *in;
@@ -431,7 +473,9 @@ typedef struct {
   guint64 target, current;
   gboolean measured;
   int top_node, slow_node; /* where it may go; -1: nowhere */
-  PlanResult up, down, swap_up, swap_down;
+  PlanResult up, down, swap_up, swap_down, warm;
+  guint64 warm_slow;       /* warm memory (accessed, not hot) on slow nodes */
+  gboolean *taken_up;      /* regions its promotions took, hot then warm */
   guint64 imbalance;       /* how far from its target, for the order */
 } VmRound;
 
@@ -498,7 +542,7 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
   /* The last round's jobs of it all failed. */
   if (s->jobs > 0 && s->jobs_moved == 0 && s->jobs_failed > 0)
     return VT_TIERING_STATUS_MOVES_FAILING;
-  if (v->up.planned + v->down.planned + v->swap_up.planned > 0)
+  if (v->up.planned + v->down.planned + v->swap_up.planned + v->warm.planned > 0)
     return VT_TIERING_STATUS_MOVING;
   if (!wants_up && !wants_down)
     return VT_TIERING_STATUS_AT_TARGET;
@@ -550,11 +594,20 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
                                 v->current };
     v->top_node = vt_host_tiers_pick (tiers, TRUE, v->allowed, in->fast_nodes);
     v->slow_node = vt_host_tiers_pick (tiers, FALSE, v->allowed, in->slow_nodes);
+    v->taken_up = g_new0 (gboolean, MAX (in->n_regions, 1));
+    g_ptr_array_add (owned, v->taken_up);
+    v->warm_slow = v->measured && in->mode == VT_TIER_MODE_AUTO && v->top_node >= 0
+                     ? warm_slow_bytes (c, in, v->place) : 0;
   }
   /* What VMs may have of the top tier: what they hold plus what is free,
-   * less the host's reserve. */
+   * less what stays free: the host's reserve, and at least the low
+   * watermark (filled below it, the top tier would start demoting what the
+   * promotions just made room for). */
+  guint64 low = tiers->top_total * c->low_watermark_pct / 100;
+  guint64 high = tiers->top_total * c->high_watermark_pct / 100;
+  guint64 keep_free = MAX (c->reserve_bytes, low);
   guint64 capacity = tiers->top_free + vm_top;
-  capacity = capacity > c->reserve_bytes ? capacity - c->reserve_bytes : 0;
+  capacity = capacity > keep_free ? capacity - keep_free : 0;
   vt_fair_share_compute (capacity, req, n, targets);
 
   guint64 promote_due = 0;
@@ -564,15 +617,22 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
         targets[i] > vr[i].st->hot_top + dead_band (targets[i]))
       promote_due += targets[i] - vr[i].st->hot_top;
   }
-  guint64 low = tiers->top_total * c->low_watermark_pct / 100;
-  guint64 high = tiers->top_total * c->high_watermark_pct / 100;
-  guint64 room = tiers->top_free > c->reserve_bytes ? tiers->top_free - c->reserve_bytes : 0;
+  guint64 room = tiers->top_free > keep_free ? tiers->top_free - keep_free : 0;
   /* Contended: other VMs' promotions due do not fit. Only then does a VM
    * above its share give up warm memory too; below the low watermark alone,
    * only cold memory goes (as DAMOS migrate_cold would): the heat of memory
    * in use wavers, and with free memory nobody is waiting for, moving it
    * down would only bring it back up. */
   gboolean contended = promote_due > room;
+  /* Warm memory (warm_floor: a hot set scattered in 4 KiB pieces over a
+   * VM reads so) comes up into room nobody's hot memory needs; when it does
+   * not fit, cold memory of VMs above their share that wait for nothing
+   * themselves goes down to make room: memory not in use is worth less in
+   * DRAM than memory in use at all. */
+  guint64 warm_due = 0;
+  for (guint i = 0; i < n; i++)
+    warm_due += vr[i].warm_slow;
+  guint64 waiting = promote_due + warm_due > room ? promote_due + warm_due - room : 0;
   if (tiers->top_free < low || contended)
     t->demoting = TRUE;
   else if (tiers->top_free > high)
@@ -591,10 +651,18 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     VmRound *v = down_order->pdata[k];
     if (v->in->mode == VT_TIER_MODE_OFF || v->current <= v->target + dead_band (v->target))
       continue;
-    if ((!t->demoting && v->in->mode != VT_TIER_MODE_SLOW_ONLY) || v->slow_node < 0)
+    guint64 bytes = v->current - v->target;
+    gboolean makes_room = waiting > freed && v->warm_slow == 0 &&
+                          v->st->hot_slow <= dead_band (v->target);
+    if (!t->demoting && v->in->mode != VT_TIER_MODE_SLOW_ONLY) {
+      if (!makes_room)
+        continue;
+      bytes = MIN (bytes, waiting - freed); /* as much as others wait for */
+    }
+    if (v->slow_node < 0)
       continue;
-    v->down = plan_vm (t, v->in, v->place, FALSE, contended ? DEMOTE_ANY : DEMOTE_COLD,
-                       v->current - v->target, v->slow_node, chunk, FALSE, demotes);
+    v->down = plan_vm (t, v->in, v->place, FALSE, contended ? DEMOTE_ANY : DEMOTE_COLD, bytes,
+                       v->slow_node, chunk, FALSE, demotes);
     freed += v->down.planned;
   }
   guint64 promote_room = room + freed;
@@ -604,10 +672,28 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     if (v->in->mode == VT_TIER_MODE_OFF || v->top_node < 0 ||
         v->target <= v->st->hot_top + dead_band (v->target))
       continue;
-    v->up = plan_vm (t, v->in, v->place, TRUE, DEMOTE_COLD,
-                     MIN (v->target - v->st->hot_top, promote_room), v->top_node, chunk, FALSE,
-                     promote_room ? promotes : NULL);
+    v->up = plan_vm_taken (t, v->in, v->place, TRUE, PROMOTE_HOT,
+                           MIN (v->target - v->st->hot_top, promote_room), v->top_node, chunk,
+                           FALSE, promote_room ? promotes : NULL, v->taken_up);
     promote_room -= MIN (promote_room, v->up.planned);
+  }
+  /* Then warm memory, into what room is left, by weight. */
+  guint64 spare = promote_room, warm_weight = 0;
+  for (guint k = 0; k < up_order->len; k++) {
+    VmRound *v = up_order->pdata[k];
+    warm_weight += v->warm_slow > 0 ? v->in->weight : 0;
+  }
+  for (guint k = 0; k < up_order->len && promote_room > 0; k++) {
+    VmRound *v = up_order->pdata[k];
+    if (v->warm_slow == 0)
+      continue;
+    guint64 cap = (guint64) ((double) spare * v->in->weight / (double) warm_weight);
+    guint64 held = v->current + v->up.planned;
+    if (v->in->max != G_MAXUINT64)
+      cap = MIN (cap, v->in->max > held ? v->in->max - held : 0);
+    v->warm = plan_vm_taken (t, v->in, v->place, TRUE, PROMOTE_WARM, MIN (cap, promote_room),
+                             v->top_node, chunk, FALSE, promotes, v->taken_up);
+    promote_room -= MIN (promote_room, v->warm.planned);
   }
   /* A VM with hot memory on a slow node that moves neither way above (at
    * or over its share, or no room) swaps it with its own colder top-tier
@@ -637,10 +723,12 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     g_debug ("tiering %s: target %" G_GUINT64_FORMAT " MiB, top tier %" G_GUINT64_FORMAT
              " MiB (hot %" G_GUINT64_FORMAT "), slow %" G_GUINT64_FORMAT " MiB (hot %"
              G_GUINT64_FORMAT "), demand %" G_GUINT64_FORMAT " MiB; up %" G_GUINT64_FORMAT
-             ", down %" G_GUINT64_FORMAT ", exchange %" G_GUINT64_FORMAT " MiB: %s",
+             ", down %" G_GUINT64_FORMAT ", exchange %" G_GUINT64_FORMAT " MiB, warm %"
+             G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " MiB: %s",
              v->in->name, v->target >> 20, v->current >> 20, v->st->hot_top >> 20,
              v->st->slow_bytes >> 20, v->st->hot_slow >> 20, v->in->demand >> 20,
              v->up.planned >> 20, v->down.planned >> 20, v->swap_up.planned >> 20,
+             v->warm.planned >> 20, v->warm_slow >> 20,
              vt_tiering_status_name (v->st->status));
   }
   g_debug ("tiering: top free %" G_GUINT64_FORMAT " MiB, %s; %u demotion(s) (%" G_GUINT64_FORMAT

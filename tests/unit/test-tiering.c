@@ -359,6 +359,61 @@ test_watermark_takes_cold_only (void)
   drop_host ();
 }
 
+/* Warm memory (half the hot threshold or more: a hot set scattered in 4 KiB
+ * pieces reads so) comes up into room nobody's hot memory needs; memory
+ * below that (an idle VM's checksum pass) stays down. */
+static void
+test_warm_comes_up_into_room (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = 1;
+  make_host ();
+  World w;
+  world_init (&w, 1, 1);
+  w.regions[0][1].nr_accesses = 3; /* warm */
+  w.regions[0][2].nr_accesses = 2; /* warm: the floor */
+  w.regions[0][3].nr_accesses = 1; /* below it */
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 10);
+  g_assert_cmpuint (count (0, 0, 3072, 0), ==, 3072);
+  g_assert_cmpuint (count (0, 3072, 1024, 1), ==, 1024);
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (st->target, ==, 1024 * PAGE); /* its share is still its hot memory */
+  drop_host ();
+}
+
+/* DRAM held by an idle VM's cold memory, above the watermarks (nothing
+ * demotes for want of free memory), and another VM's warm memory on the
+ * slow node: the idle memory goes down to make room for the warm; the idle
+ * VM's hot memory stays. (Without the rule, nothing moves: b has no hot
+ * memory, so no share, and a is below no watermark.) */
+static void
+test_cold_makes_room_for_warm (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = 0;
+    placement[1][p] = 1;
+  }
+  /* Free: the low watermark (410 pages, above the reserve) and 1536 pages
+   * of room, above the high watermark: b's 3072 warm pages need 1536 more. */
+  node_used_other[0] = NODE_PAGES - PAGES - 410 - 1536;
+  make_host ();
+  World w;
+  world_init (&w, 2, 1);
+  w.regions[1][0].nr_accesses = 3; /* b: warm, no hot memory at all */
+  w.regions[1][1].nr_accesses = 3;
+  w.regions[1][2].nr_accesses = 3;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 30);
+  g_assert_cmpuint (count (1, 0, 3072, 0), ==, 3072); /* b's warm memory came up */
+  g_assert_cmpuint (count (1, 3072, 1024, 1), ==, 1024); /* its cold stayed down */
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024); /* a's hot stayed */
+  const VtTieringStats *a = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (a->demoted, >=, 1536 * PAGE); /* room made */
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
 /* A VM a hair above its share (less than the dead band) is left alone:
  * residency estimates and heat are noisy, and chasing them moves memory
  * back and forth. */
@@ -578,6 +633,8 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/targets-follow-weights", test_targets_follow_weights);
   g_test_add_func ("/tiering/flickering-heat-gives-way", test_flickering_heat_gives_way);
   g_test_add_func ("/tiering/dead-band", test_dead_band);
+  g_test_add_func ("/tiering/warm-comes-up-into-room", test_warm_comes_up_into_room);
+  g_test_add_func ("/tiering/cold-makes-room-for-warm", test_cold_makes_room_for_warm);
   g_test_add_func ("/tiering/watermark-takes-cold-only", test_watermark_takes_cold_only);
   g_test_add_func ("/tiering/own-fast-nodes", test_own_fast_nodes);
   g_test_add_func ("/tiering/scattered-hot-set", test_scattered_hot_set);
