@@ -5,8 +5,8 @@
 
 static const char *const sources[] = { "auto", "damon", "page-idle", "soft-dirty", NULL };
 
-gboolean
-vt_config_source_is_valid (const char *source)
+static gboolean
+source_is_valid (const char *source)
 {
   return source && g_strv_contains (sources, source);
 }
@@ -135,7 +135,7 @@ read_option (GKeyFile *kf, const Option *o, VtConfig *c)
   }
   case OPT_STRING: {
     g_autofree char *v = g_key_file_get_string (kf, o->group, o->key, NULL);
-    if (g_str_equal (o->key, "source") && !vt_config_source_is_valid (v))
+    if (g_str_equal (o->key, "source") && !source_is_valid (v))
       return g_strdup_printf ("[access] source = '%s' is not one of auto, damon, page-idle, soft-dirty",
                               raw);
     if (!v || !*v)

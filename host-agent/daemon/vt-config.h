@@ -52,5 +52,3 @@ VtConfig *vt_config_new_defaults (void);
 VtConfig *vt_config_load (const char *path, GPtrArray *problems, GError **error);
 void vt_config_free (VtConfig *config);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtConfig, vt_config_free)
-
-gboolean vt_config_source_is_valid (const char *source);

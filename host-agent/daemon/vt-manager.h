@@ -1,6 +1,7 @@
 /* The VMs of the host and the control API: discovery reports VMs, the
  * manager keeps a VtVm per VM, routes access-source snapshots to it, and
- * serves org.vtier.Manager1 on D-Bus. */
+ * serves org.vtier.Manager1 on D-Bus. The registry is vt-manager.c, the
+ * D-Bus layer vt-manager-bus.c; vt-manager-private.h is between them. */
 #pragma once
 
 #include <gio/gio.h>

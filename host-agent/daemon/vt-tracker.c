@@ -30,9 +30,10 @@ struct _VtTracker {
   gpointer fail_data;
 };
 
-void
-vt_heat_row_fill (VtHeatRow *row, const VtRamMap *map, const VtRegion *regions, guint n,
-                  guint max_accesses)
+/* The heat row of a region set over a RAM map. */
+static void
+heat_row_fill (VtHeatRow *row, const VtRamMap *map, const VtRegion *regions, guint n,
+               guint max_accesses)
 {
   double sums[VT_HISTORY_BINS] = { 0 };
   double bin_size = (double) MAX (map->total, 1) / VT_HISTORY_BINS;
@@ -65,7 +66,7 @@ record_aggregation (VtTracker *t)
     t->history_head = (t->history_head + 1) % t->history_cap;
   else
     t->history_len++;
-  vt_heat_row_fill (&t->history[slot], t->map, r, n, vt_region_set_max_accesses (t->regions));
+  heat_row_fill (&t->history[slot], t->map, r, n, vt_region_set_max_accesses (t->regions));
   t->recent_hot[t->aggregations % DEMAND_WINDOW] =
     vt_region_set_bytes_at_least (t->regions, t->hot_threshold);
   t->aggregations++;

@@ -51,8 +51,4 @@ GPid vt_tracker_kdamond (VtTracker *tracker);
 /* Oldest first. */
 const VtHeatRow *vt_tracker_history (VtTracker *tracker, guint *n);
 
-/* Exposed for tests: the heat row of a region set over a RAM map. */
-void vt_heat_row_fill (VtHeatRow *row, const VtRamMap *map, const VtRegion *regions, guint n,
-                       guint max_accesses);
-
 G_END_DECLS

@@ -329,7 +329,6 @@ const char *vt_vm_get_via (VtVm *vm) { return vm->via; }
 const char *vt_vm_get_state (VtVm *vm) { return vm->state; }
 const char *vt_vm_get_error (VtVm *vm) { return vm->error; }
 GPid vt_vm_get_pid (VtVm *vm) { return vm->pid; }
-VtQmp *vt_vm_get_qmp (VtVm *vm) { return vm->qmp; }
 VtRamMap *vt_vm_get_ram_map (VtVm *vm) { return vm->map; }
 VtTracker *vt_vm_get_tracker (VtVm *vm) { return vm->tracker; }
 

@@ -30,7 +30,6 @@ const char *vt_vm_get_via (VtVm *vm);
 const char *vt_vm_get_state (VtVm *vm);
 const char *vt_vm_get_error (VtVm *vm);
 GPid vt_vm_get_pid (VtVm *vm);
-VtQmp *vt_vm_get_qmp (VtVm *vm);
 VtRamMap *vt_vm_get_ram_map (VtVm *vm);    /* NULL until set up */
 VtTracker *vt_vm_get_tracker (VtVm *vm);   /* NULL until set up */
 

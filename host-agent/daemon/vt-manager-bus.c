@@ -1,0 +1,381 @@
+/* org.vtier.Manager1 (host-agent/dbus/org.vtier.Manager1.xml): the
+ * generated skeleton exported over the registry, who may call what, and
+ * every method's reply. Failures are VT_ERROR codes, which
+ * dbus/vt-dbus-errors.c maps to org.vtier.Error.* names. */
+#include "daemon/vt-manager-private.h"
+
+#include "common/vt-error.h"
+#include "dbus/vt-dbus-errors.h"
+#include "vt-dbus-generated.h"
+
+#define OBJECT_PATH "/org/vtier/Manager1"
+
+struct _VtManagerBus {
+  VtDBusManager1 *skeleton;
+};
+
+/* ---- ListVMs ---- */
+
+static GVariant *
+nodes_variant (const GArray *nodes)
+{
+  return g_variant_new_fixed_array (G_VARIANT_TYPE_UINT32, nodes ? nodes->data : NULL,
+                                    nodes ? nodes->len : 0, sizeof (guint32));
+}
+
+/* The keys of the VM's policy and where it comes from. */
+static void
+add_policy (GVariantDict *d, VtPolicies *policies, const char *name)
+{
+  const char *source;
+  VtVmPolicy p = vt_policies_get (policies, name, &source);
+  g_variant_dict_insert (d, "weight", "u", p.weight);
+  g_variant_dict_insert (d, "min", "t", p.min);
+  g_variant_dict_insert (d, "max", "t", p.max);
+  g_variant_dict_insert (d, "mode", "s", vt_tier_mode_name (p.mode));
+  g_variant_dict_insert (d, "policy_source", "s", source);
+  const char *policy_error = vt_policies_error (policies, name);
+  g_variant_dict_insert (d, "policy_error", "s", policy_error ? policy_error : "");
+  g_variant_dict_insert_value (d, "fast_nodes",
+                               nodes_variant (vt_policies_fast_nodes (policies, name)));
+  g_variant_dict_insert_value (d, "slow_nodes",
+                               nodes_variant (vt_policies_slow_nodes (policies, name)));
+}
+
+/* The keys of its tiering: zeros and "" until the engine has seen it. */
+static void
+add_tiering (GVariantDict *d, VtTiering *tiering, VtVm *vm)
+{
+  const VtTieringStats *st = tiering ? vt_tiering_stats (tiering, vm) : NULL;
+  static const VtTieringStats none = { 0 };
+  const VtTieringStats *s = st ? st : &none;
+  VtTracker *tracker = vt_vm_get_tracker (vm);
+  g_variant_dict_insert (d, "demand_bytes", "t", tracker ? vt_tracker_demand_bytes (tracker) : 0);
+  g_variant_dict_insert (d, "target_bytes", "t", s->target);
+  g_variant_dict_insert (d, "top_bytes", "t", s->top_bytes);
+  g_variant_dict_insert (d, "promoted_bytes", "t", s->promoted);
+  g_variant_dict_insert (d, "demoted_bytes", "t", s->demoted);
+  g_variant_dict_insert (d, "failed_bytes", "t", s->failed);
+  g_variant_dict_insert (d, "slow_bytes", "t", s->slow_bytes);
+  g_variant_dict_insert (d, "hot_top_bytes", "t", s->hot_top);
+  g_variant_dict_insert (d, "hot_slow_bytes", "t", s->hot_slow);
+  g_variant_dict_insert (d, "busy_bytes", "t", s->busy);
+  g_variant_dict_insert (d, "no_memory_bytes", "t", s->no_memory);
+  g_variant_dict_insert (d, "exchanged_bytes", "t", s->exchanged);
+  g_variant_dict_insert (d, "tiering", "s", st ? vt_tiering_status_name (st->status) : "");
+  g_variant_dict_insert (d, "tiering_why", "s", st ? vt_tiering_status_describe (st->status) : "");
+  g_variant_dict_insert (d, "move_rate", "t", tiering ? vt_tiering_move_rate (tiering) : 0);
+}
+
+/* ListVMs' dictionary: the VM's own keys, its policy and its tiering. */
+static GVariant *
+vm_variant (VtManager *m, VtVm *vm)
+{
+  g_autoptr (GVariant) own = g_variant_ref_sink (vt_vm_to_variant (vm));
+  GVariantDict d;
+  g_variant_dict_init (&d, own);
+  add_policy (&d, vt_manager_get_policies (m), vt_vm_get_name (vm));
+  add_tiering (&d, vt_manager_get_tiering (m), vm);
+  return g_variant_dict_end (&d);
+}
+
+static gboolean
+on_list_vms (VtDBusManager1 *iface, GDBusMethodInvocation *inv, gpointer data)
+{
+  VtManager *m = data;
+  g_autoptr (GPtrArray) vms = vt_manager_list_vms (m);
+  GVariantBuilder b;
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("aa{sv}"));
+  for (guint i = 0; i < vms->len; i++)
+    g_variant_builder_add_value (&b, vm_variant (m, vms->pdata[i]));
+  vt_dbus_manager1_complete_list_vms (iface, inv, g_variant_builder_end (&b));
+  return TRUE;
+}
+
+/* ---- GetHeat, GetHeatHistory ---- */
+
+/* The tracked VM of that name, or an error already returned to the caller. */
+static VtVm *
+tracked_vm (VtManager *m, GDBusMethodInvocation *inv, const char *name)
+{
+  VtVm *vm = vt_manager_lookup_vm (m, name);
+  if (!vm) {
+    g_dbus_method_invocation_return_error (inv, VT_ERROR, VT_ERROR_NO_SUCH_VM,
+                                           "no VM named '%s'", name);
+    return NULL;
+  }
+  if (!vt_vm_get_tracker (vm)) {
+    g_dbus_method_invocation_return_error (inv, VT_ERROR, VT_ERROR_BUSY,
+                                           "VM %s is not tracked yet: %s%s%s", name,
+                                           vt_vm_get_state (vm), vt_vm_get_error (vm) ? ": " : "",
+                                           vt_vm_get_error (vm) ? vt_vm_get_error (vm) : "");
+    return NULL;
+  }
+  return vm;
+}
+
+/* Regions cut at guest-physical boundaries (a block may have holes). */
+static void
+add_region (GVariantBuilder *b, const VtRamMap *map, const VtRegion *r)
+{
+  for (guint i = 0; i < map->blocks->len; i++) {
+    const VtRamBlock *blk = map->blocks->pdata[i];
+    for (guint j = 0; blk->gpa && j < blk->gpa->len; j++) {
+      const VtGpaRange *g = &g_array_index (blk->gpa, VtGpaRange, j);
+      guint64 hs = blk->hva + g->offset, he = hs + g->size;
+      guint64 s = MAX (r->start, hs), e = MIN (r->end, he);
+      if (s < e)
+        g_variant_builder_add (b, "(tttuu)", g->gpa + (s - hs), g->gpa + (e - hs), s,
+                               r->nr_accesses, r->age);
+    }
+  }
+}
+
+static gboolean
+on_get_heat (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name, gpointer data)
+{
+  VtVm *vm = tracked_vm (data, inv, name);
+  if (!vm)
+    return TRUE;
+  VtTracker *t = vt_vm_get_tracker (vm);
+  const VtRegionAttrs *attrs = vt_tracker_attrs (t);
+  GVariantDict info;
+  g_variant_dict_init (&info, NULL);
+  g_variant_dict_insert (&info, "name", "s", name);
+  g_variant_dict_insert (&info, "source", "s", vt_tracker_source (t));
+  g_variant_dict_insert (&info, "max_accesses", "u", vt_tracker_max_accesses (t));
+  g_variant_dict_insert (&info, "sample_us", "t", attrs->sample_us);
+  g_variant_dict_insert (&info, "aggr_us", "t", attrs->aggr_us);
+  g_variant_dict_insert (&info, "hot_threshold", "u", vt_tracker_hot_threshold (t));
+
+  GVariantBuilder regions;
+  g_variant_builder_init (&regions, G_VARIANT_TYPE ("a(tttuu)"));
+  guint n;
+  const VtRegion *r = vt_tracker_regions (t, &n);
+  for (guint i = 0; i < n; i++)
+    add_region (&regions, vt_vm_get_ram_map (vm), &r[i]);
+  vt_dbus_manager1_complete_get_heat (iface, inv, g_variant_dict_end (&info),
+                                      g_variant_builder_end (&regions));
+  return TRUE;
+}
+
+static gboolean
+on_get_heat_history (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name,
+                     gpointer data)
+{
+  VtVm *vm = tracked_vm (data, inv, name);
+  if (!vm)
+    return TRUE;
+  VtTracker *t = vt_vm_get_tracker (vm);
+  GVariantDict info;
+  g_variant_dict_init (&info, NULL);
+  g_variant_dict_insert (&info, "name", "s", name);
+  g_variant_dict_insert (&info, "ram_bytes", "t", vt_vm_get_ram_map (vm)->total);
+  g_variant_dict_insert (&info, "bins", "u", (guint32) VT_HISTORY_BINS);
+  g_variant_dict_insert (&info, "aggr_us", "t", vt_tracker_attrs (t)->aggr_us);
+
+  GVariantBuilder rows;
+  g_variant_builder_init (&rows, G_VARIANT_TYPE ("a(xay)"));
+  guint n;
+  const VtHeatRow *h = vt_tracker_history (t, &n);
+  for (guint i = 0; i < n; i++)
+    g_variant_builder_add (&rows, "(x@ay)", h[i].time_us,
+                           g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, h[i].bins,
+                                                      VT_HISTORY_BINS, 1));
+  vt_dbus_manager1_complete_get_heat_history (iface, inv, g_variant_dict_end (&info),
+                                              g_variant_builder_end (&rows));
+  return TRUE;
+}
+
+/* ---- who may call what ---- */
+
+/* Reading is everyone's, changes are root's. GDBus emits g-authorize-method
+ * in a thread of its own for each call when a handler is connected, so the
+ * caller's uid is asked of the bus there (a blocking call), never from the
+ * main loop (a stalled bus stalled all of vtierd before). Nothing of the
+ * registry is touched here. */
+static const char *const root_only[] = { "SetPolicy", "RegisterDomain", "UnregisterDomain", NULL };
+
+static gboolean
+on_authorize (GDBusInterfaceSkeleton *skeleton, GDBusMethodInvocation *inv, gpointer data)
+{
+  (void) skeleton, (void) data;
+  const char *method = g_dbus_method_invocation_get_method_name (inv);
+  if (!g_strv_contains (root_only, method))
+    return TRUE;
+  const char *sender = g_dbus_method_invocation_get_sender (inv);
+  if (!sender)
+    return TRUE; /* a peer-to-peer connection: only root can reach it */
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) reply = g_dbus_connection_call_sync (
+    g_dbus_method_invocation_get_connection (inv), "org.freedesktop.DBus", "/org/freedesktop/DBus",
+    "org.freedesktop.DBus", "GetConnectionUnixUser", g_variant_new ("(s)", sender),
+    G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, 2000, NULL, &error);
+  guint32 uid = G_MAXUINT32;
+  if (reply)
+    g_variant_get (reply, "(u)", &uid);
+  if (uid == 0)
+    return TRUE;
+  g_dbus_method_invocation_return_error (inv, VT_ERROR, VT_ERROR_NOT_AUTHORIZED,
+                                         "only root may call %s%s%s", method,
+                                         error ? ": the caller's uid is unknown: " : "",
+                                         error ? error->message : "");
+  return FALSE;
+}
+
+/* ---- SetPolicy ---- */
+
+/* Applies SetPolicy's keys over `p`; FALSE with the message of the first bad one. */
+static gboolean
+apply_policy_keys (GVariant *dict, VtVmPolicy *p, char **why)
+{
+  GVariantIter it;
+  const char *key;
+  GVariant *value;
+  g_variant_iter_init (&it, dict);
+  while (g_variant_iter_next (&it, "{&sv}", &key, &value)) {
+    g_autoptr (GVariant) v = value;
+    if (g_str_equal (key, "weight") && g_variant_is_of_type (v, G_VARIANT_TYPE_UINT32) &&
+        g_variant_get_uint32 (v) >= 1 && g_variant_get_uint32 (v) <= 10000)
+      p->weight = g_variant_get_uint32 (v);
+    else if (g_str_equal (key, "min") && g_variant_is_of_type (v, G_VARIANT_TYPE_UINT64))
+      p->min = g_variant_get_uint64 (v);
+    else if (g_str_equal (key, "max") && g_variant_is_of_type (v, G_VARIANT_TYPE_UINT64))
+      p->max = g_variant_get_uint64 (v);
+    else if (g_str_equal (key, "mode") && g_variant_is_of_type (v, G_VARIANT_TYPE_STRING) &&
+             vt_tier_mode_parse (g_variant_get_string (v, NULL), &p->mode))
+      ;
+    else {
+      g_autofree char *shown = g_variant_print (v, TRUE);
+      *why = g_strdup_printf ("bad policy value %s = %s (weight: u 1..10000, min/max: t bytes, "
+                              "mode: auto|fast-only|slow-only|off)", key, shown);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static gboolean
+on_set_policy (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name,
+               GVariant *dict, gpointer data)
+{
+  VtManager *m = data;
+  if (!vt_manager_lookup_vm (m, name)) {
+    g_dbus_method_invocation_return_error (inv, VT_ERROR, VT_ERROR_NO_SUCH_VM,
+                                           "no VM named '%s'", name);
+    return TRUE;
+  }
+  const char *source;
+  VtVmPolicy p = vt_policies_get (vt_manager_get_policies (m), name, &source);
+  g_autofree char *why = NULL;
+  if (apply_policy_keys (dict, &p, &why) && p.min > p.max)
+    why = g_strdup_printf ("min (%" G_GUINT64_FORMAT " bytes) is above max (%" G_GUINT64_FORMAT
+                           " bytes)", p.min, p.max);
+  if (why) {
+    g_dbus_method_invocation_return_error (inv, VT_ERROR, VT_ERROR_INVALID, "%s", why);
+    return TRUE;
+  }
+  g_autoptr (GError) error = NULL;
+  if (!vt_manager_set_policy (m, name, &p, &error)) {
+    g_dbus_method_invocation_return_error_literal (inv, VT_ERROR, VT_ERROR_FAILED,
+                                                   error->message);
+    return TRUE;
+  }
+  vt_dbus_manager1_complete_set_policy (iface, inv);
+  return TRUE;
+}
+
+/* ---- GetGuestView ---- */
+
+static gboolean
+on_get_guest_view (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name,
+                   gpointer data)
+{
+  gint64 when = 0;
+  g_autoptr (GError) error = NULL;
+  const char *report = vt_manager_get_guest_view (data, name, &when, &error);
+  if (!report) {
+    g_dbus_method_invocation_return_gerror (inv, error);
+    return TRUE;
+  }
+  vt_dbus_manager1_complete_get_guest_view (iface, inv, report,
+                                            (g_get_monotonic_time () - when) / 1e6);
+  return TRUE;
+}
+
+/* ---- the libvirt hook ---- */
+
+/* Answered at once, acted on later: the hook runs while libvirt holds the
+ * domain. */
+static gboolean
+on_register_domain (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name,
+                    const char *uuid, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  if (!vt_manager_register_domain (data, name, uuid, &error)) {
+    g_dbus_method_invocation_return_gerror (inv, error);
+    return TRUE;
+  }
+  vt_dbus_manager1_complete_register_domain (iface, inv);
+  return TRUE;
+}
+
+static gboolean
+on_unregister_domain (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name,
+                      const char *uuid, gpointer data)
+{
+  /* The reply first, then the work: the hook waits for it. (Copies: nothing
+   * of the call is used once it is completed.) */
+  g_autofree char *n = g_strdup (name), *u = g_strdup (uuid);
+  vt_dbus_manager1_complete_unregister_domain (iface, inv);
+  vt_manager_unregister_domain (data, n, u);
+  return TRUE;
+}
+
+/* ---- the object ---- */
+
+VtManagerBus *
+vt_manager_bus_new (VtManager *m, GDBusConnection *connection, GError **error)
+{
+  vt_dbus_errors_register ();
+  g_autoptr (VtManagerBus) b = g_new0 (VtManagerBus, 1);
+  b->skeleton = vt_dbus_manager1_skeleton_new ();
+  vt_dbus_manager1_set_version (b->skeleton, PACKAGE_VERSION);
+  vt_dbus_manager1_set_sources (b->skeleton, vt_manager_get_sources (m));
+  g_signal_connect (b->skeleton, "g-authorize-method", G_CALLBACK (on_authorize), NULL);
+  g_signal_connect (b->skeleton, "handle-list-vms", G_CALLBACK (on_list_vms), m);
+  g_signal_connect (b->skeleton, "handle-get-heat", G_CALLBACK (on_get_heat), m);
+  g_signal_connect (b->skeleton, "handle-get-heat-history", G_CALLBACK (on_get_heat_history), m);
+  g_signal_connect (b->skeleton, "handle-set-policy", G_CALLBACK (on_set_policy), m);
+  g_signal_connect (b->skeleton, "handle-get-guest-view", G_CALLBACK (on_get_guest_view), m);
+  g_signal_connect (b->skeleton, "handle-register-domain", G_CALLBACK (on_register_domain), m);
+  g_signal_connect (b->skeleton, "handle-unregister-domain", G_CALLBACK (on_unregister_domain), m);
+  if (!g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (b->skeleton), connection,
+                                         OBJECT_PATH, error))
+    return NULL;
+  return g_steal_pointer (&b);
+}
+
+void
+vt_manager_bus_free (VtManagerBus *b)
+{
+  if (!b)
+    return;
+  g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (b->skeleton));
+  g_object_unref (b->skeleton);
+  g_free (b);
+}
+
+void
+vt_manager_bus_vm_added (VtManagerBus *b, const char *name)
+{
+  if (b)
+    vt_dbus_manager1_emit_vmadded (b->skeleton, name);
+}
+
+void
+vt_manager_bus_vm_removed (VtManagerBus *b, const char *name)
+{
+  if (b)
+    vt_dbus_manager1_emit_vmremoved (b->skeleton, name);
+}

@@ -1,0 +1,66 @@
+/* Inside the manager: the registry of VMs (vt-manager.c) and its D-Bus
+ * layer (vt-manager-bus.c), split as systemd-oomd splits oomd-manager.c from
+ * oomd-manager-bus.c. The bus layer reads and changes the registry only
+ * through the calls below, and the registry tells the bus layer of VMs
+ * coming and going. For host-agent/daemon/ and its tests only. */
+#pragma once
+
+#include "daemon/vt-manager.h"
+#include "daemon/vt-policies.h"
+#include "daemon/vt-vm.h"
+#include "discovery/vt-qmp.h"
+#include "policy/vt-tiering.h"
+
+G_BEGIN_DECLS
+
+/* ---- the registry ---- */
+
+/* What discovery reports. A VM added starts its set-up at once; one whose
+ * name is taken already is ignored (with a warning). Removing takes the
+ * same `via` as adding, so that one discovery cannot drop the other's VM. */
+void vt_manager_add_vm (VtManager *manager, const char *name, const char *uuid, const char *via,
+                        VtQmp *qmp);
+void vt_manager_remove_vm (VtManager *manager, const char *name, const char *via);
+
+/* The VM of that name, or NULL. */
+VtVm *vt_manager_lookup_vm (VtManager *manager, const char *name);
+/* Every VM, in name order: a new array of borrowed VMs. */
+GPtrArray *vt_manager_list_vms (VtManager *manager);
+VtPolicies *vt_manager_get_policies (VtManager *manager);
+/* NULL when [tiering] is off. */
+VtTiering *vt_manager_get_tiering (VtManager *manager);
+/* The access sources the host offers, best first. */
+const char *const *vt_manager_get_sources (VtManager *manager);
+
+/* A checked policy for the VM `name` (one the registry has): into the
+ * domain's vtier metadata when libvirt manages it, else kept in the policy
+ * file. FALSE when it could not be written. */
+gboolean vt_manager_set_policy (VtManager *manager, const char *name, const VtVmPolicy *policy,
+                                GError **error);
+/* The libvirt hook's news. Registering is VT_ERROR_UNSUPPORTED when vtierd
+ * does not watch libvirt; otherwise the domain is looked up later, from the
+ * main loop (libvirt may hold it until the hook returns). */
+gboolean vt_manager_register_domain (VtManager *manager, const char *name, const char *uuid,
+                                     GError **error);
+void vt_manager_unregister_domain (VtManager *manager, const char *name, const char *uuid);
+/* The guest's last report and when it came (monotonic µs): NULL with
+ * VT_ERROR_NO_SUCH_VM, or VT_ERROR_NOT_FOUND when it has not reported. */
+const char *vt_manager_get_guest_view (VtManager *manager, const char *name, gint64 *received_us,
+                                       GError **error);
+
+/* ---- the bus layer ---- */
+
+typedef struct _VtManagerBus VtManagerBus;
+
+/* org.vtier.Manager1 at /org/vtier/Manager1 on `connection`, served from
+ * `manager` (borrowed: it owns the VtManagerBus). */
+VtManagerBus *vt_manager_bus_new (VtManager *manager, GDBusConnection *connection,
+                                  GError **error);
+void vt_manager_bus_free (VtManagerBus *bus);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtManagerBus, vt_manager_bus_free)
+/* The VMAdded and VMRemoved signals; nothing when `bus` is NULL (not
+ * exported yet). */
+void vt_manager_bus_vm_added (VtManagerBus *bus, const char *name);
+void vt_manager_bus_vm_removed (VtManagerBus *bus, const char *name);
+
+G_END_DECLS

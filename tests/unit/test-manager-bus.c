@@ -1,0 +1,531 @@
+/* vtierd's D-Bus layer (daemon/vt-manager-bus.c) over the real registry:
+ * the manager made as vtierd makes it (discovery off: no libvirt, an empty
+ * QMP directory; a fake /proc offering soft-dirty), exported on one end of
+ * a peer-to-peer connection and called through the generated proxy on the
+ * other. VMs come in the way discovery brings them, with a monitor that
+ * never answers, so they stay "starting": never tracked. */
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "common/vt-error.h"
+#include "common/vt-guest-channel.h"
+#include "common/vt-sysfs.h"
+#include "daemon/vt-manager-private.h"
+#include "dbus/vt-dbus-errors.h"
+#include "vt-dbus-generated.h"
+#include "vt-test-tree.h"
+
+#define GiB (G_GUINT64_CONSTANT (1) << 30)
+
+/* ---- a QEMU monitor that never answers ---- */
+
+#define FAKE_TYPE_QMP (fake_qmp_get_type ())
+G_DECLARE_FINAL_TYPE (FakeQmp, fake_qmp, FAKE, QMP, VtQmp)
+
+struct _FakeQmp {
+  VtQmp parent;
+};
+
+G_DEFINE_FINAL_TYPE (FakeQmp, fake_qmp, VT_TYPE_QMP)
+
+static void
+fake_execute_async (VtQmp *self, const char *command, JsonObject *arguments,
+                    GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+  (void) self, (void) command, (void) arguments, (void) cancellable, (void) callback,
+    (void) user_data;
+}
+
+static JsonNode *
+fake_execute_finish (VtQmp *self, GAsyncResult *result, GError **error)
+{
+  (void) self, (void) result, (void) error;
+  g_assert_not_reached ();
+  return NULL;
+}
+
+static void
+fake_close (VtQmp *self)
+{
+  (void) self;
+}
+
+static void
+fake_qmp_class_init (FakeQmpClass *klass)
+{
+  VtQmpClass *qmp = VT_QMP_CLASS (klass);
+  qmp->execute_async = fake_execute_async;
+  qmp->execute_finish = fake_execute_finish;
+  qmp->close = fake_close;
+}
+
+static void
+fake_qmp_init (FakeQmp *self)
+{
+  (void) self;
+}
+
+/* ---- waiting on the main loop ---- */
+
+static gboolean
+on_too_long (gpointer data)
+{
+  g_error ("%s did not come within 10 s", (const char *) data);
+  return G_SOURCE_REMOVE;
+}
+
+/* A guard for a wait: the test fails rather than hangs (remove it after). */
+static guint
+deadline (const char *what)
+{
+  return g_timeout_add_seconds (10, on_too_long, (gpointer) what);
+}
+
+/* ---- the fixture ---- */
+
+typedef struct {
+  char *dir, *policy_file;
+  gboolean had_guest_dir; /* vt_manager_new makes VT_GUEST_CHANNEL_DIR when it can */
+  VtManager *manager;
+  GDBusConnection *server, *client;
+  VtDBusManager1 *proxy;
+  GPtrArray *signals; /* "VMAdded NAME", "VMRemoved NAME" */
+} Fixture;
+
+static void
+on_connection (GObject *src, GAsyncResult *res, gpointer data)
+{
+  (void) src;
+  g_autoptr (GError) error = NULL;
+  *(GDBusConnection **) data = g_dbus_connection_new_finish (res, &error);
+  g_assert_no_error (error);
+}
+
+/* Both ends of a private connection, authenticated. */
+static void
+connect_pair (Fixture *f)
+{
+  int fds[2];
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), ==, 0);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSocket) s0 = g_socket_new_from_fd (fds[0], &error);
+  g_assert_no_error (error);
+  g_autoptr (GSocket) s1 = g_socket_new_from_fd (fds[1], &error);
+  g_assert_no_error (error);
+  g_autoptr (GSocketConnection) c0 = g_socket_connection_factory_create_connection (s0);
+  g_autoptr (GSocketConnection) c1 = g_socket_connection_factory_create_connection (s1);
+  g_autofree char *guid = g_dbus_generate_guid ();
+  g_dbus_connection_new (G_IO_STREAM (c0), guid, G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_SERVER,
+                         NULL, NULL, on_connection, &f->server);
+  g_dbus_connection_new (G_IO_STREAM (c1), NULL, G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT,
+                         NULL, NULL, on_connection, &f->client);
+  guint guard = deadline ("the connection's authentication");
+  while (!f->server || !f->client)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (guard);
+}
+
+static void
+on_reply (GObject *src, GAsyncResult *res, gpointer data)
+{
+  (void) src;
+  *(GAsyncResult **) data = g_object_ref (res);
+}
+
+static void
+on_vm_added (VtDBusManager1 *proxy, const char *name, gpointer data)
+{
+  (void) proxy;
+  g_ptr_array_add (((Fixture *) data)->signals, g_strdup_printf ("VMAdded %s", name));
+}
+
+static void
+on_vm_removed (VtDBusManager1 *proxy, const char *name, gpointer data)
+{
+  (void) proxy;
+  g_ptr_array_add (((Fixture *) data)->signals, g_strdup_printf ("VMRemoved %s", name));
+}
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  f->dir = g_dir_make_tmp ("vt-manager-bus-XXXXXX", NULL);
+  g_assert_nonnull (f->dir);
+  g_autofree char *root = g_build_filename (f->dir, "root", NULL);
+  vt_test_put_file (root, "proc/self/clear_refs", "");
+  vt_test_put_file (root, "proc/self/pagemap", "");
+  g_autofree char *state = g_build_filename (f->dir, "state", NULL);
+  g_autofree char *qmp_dir = g_build_filename (f->dir, "qmp", NULL);
+  g_assert_cmpint (g_mkdir (state, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (qmp_dir, 0755), ==, 0);
+  f->policy_file = g_build_filename (f->dir, "policies.conf", NULL);
+
+  VtConfig *config = vt_config_new_defaults ();
+  config->libvirt = FALSE;
+  g_strfreev (config->qmp_dirs);
+  config->qmp_dirs = g_strsplit (qmp_dir, ";", -1);
+  g_free (config->policy_file);
+  config->policy_file = g_strdup (f->policy_file);
+  f->had_guest_dir = g_file_test (VT_GUEST_CHANNEL_DIR, G_FILE_TEST_EXISTS);
+  f->manager = vt_manager_new (config, root, state);
+
+  connect_pair (f);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (vt_manager_export (f->manager, f->server, &error));
+  g_assert_no_error (error);
+  /* Made asynchronously: its GetAll is served from this thread's main loop. */
+  g_autoptr (GAsyncResult) res = NULL;
+  vt_dbus_manager1_proxy_new (f->client, G_DBUS_PROXY_FLAGS_NONE, NULL, "/org/vtier/Manager1",
+                              NULL, on_reply, &res);
+  guint guard = deadline ("the proxy");
+  while (!res)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (guard);
+  f->proxy = vt_dbus_manager1_proxy_new_finish (res, &error);
+  g_assert_no_error (error);
+  f->signals = g_ptr_array_new_with_free_func (g_free);
+  g_signal_connect (f->proxy, "vmadded", G_CALLBACK (on_vm_added), f);
+  g_signal_connect (f->proxy, "vmremoved", G_CALLBACK (on_vm_removed), f);
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  g_clear_object (&f->proxy);
+  g_clear_pointer (&f->manager, vt_manager_free);
+  g_dbus_connection_close_sync (f->client, NULL, NULL);
+  g_dbus_connection_close_sync (f->server, NULL, NULL);
+  g_clear_object (&f->client);
+  g_clear_object (&f->server);
+  g_ptr_array_unref (f->signals);
+  vt_sysfs_set_root (NULL);
+  if (!f->had_guest_dir) { /* leave the host as it was (only empty dirs go) */
+    g_rmdir (VT_GUEST_CHANNEL_DIR);
+    g_autofree char *parent = g_path_get_dirname (VT_GUEST_CHANNEL_DIR);
+    g_rmdir (parent);
+  }
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", f->dir);
+  g_assert_cmpint (system (cmd), ==, 0);
+  g_free (f->dir);
+  g_free (f->policy_file);
+}
+
+/* Until the client has seen `signal` (the last one it got). */
+static void
+wait_for_signal (Fixture *f, const char *signal)
+{
+  guint guard = deadline (signal);
+  while (!f->signals->len ||
+         !g_str_equal (g_ptr_array_index (f->signals, f->signals->len - 1), signal))
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (guard);
+}
+
+/* A VM as discovery brings one; returns once the client saw VMAdded. */
+static void
+add_vm (Fixture *f, const char *name)
+{
+  g_autoptr (VtQmp) qmp = g_object_new (FAKE_TYPE_QMP, NULL);
+  vt_manager_add_vm (f->manager, name, "4e1f5a3c-0000-4000-8000-00000000000a", "qmp", qmp);
+  g_autofree char *added = g_strdup_printf ("VMAdded %s", name);
+  wait_for_signal (f, added);
+}
+
+/* ---- calls ---- */
+
+/* `method` called through the proxy, the main loop running the while (the
+ * manager's handlers run on it). */
+static GVariant *
+call (Fixture *f, const char *method, GVariant *args, GError **error)
+{
+  g_autoptr (GAsyncResult) res = NULL;
+  g_dbus_proxy_call (G_DBUS_PROXY (f->proxy), method, args, G_DBUS_CALL_FLAGS_NONE, 10000, NULL,
+                     on_reply, &res);
+  while (!res)
+    g_main_context_iteration (NULL, TRUE);
+  return g_dbus_proxy_call_finish (G_DBUS_PROXY (f->proxy), res, error);
+}
+
+static void
+call_ok (Fixture *f, const char *method, GVariant *args)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) reply = call (f, method, args, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (reply);
+}
+
+/* The call fails with exactly that D-Bus error and message. */
+static void
+call_fails (Fixture *f, const char *method, GVariant *args, int code, const char *name,
+            const char *message)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) reply = call (f, method, args, &error);
+  g_assert_null (reply);
+  g_assert_error (error, VT_ERROR, code);
+  g_autofree char *remote = g_dbus_error_get_remote_error (error);
+  g_assert_cmpstr (remote, ==, name);
+  g_dbus_error_strip_remote_error (error);
+  g_assert_cmpstr (error->message, ==, message);
+}
+
+/* ListVMs' array (a new reference). */
+static GVariant *
+list_vms (Fixture *f)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) reply = call (f, "ListVMs", NULL, &error);
+  g_assert_no_error (error);
+  return g_variant_get_child_value (reply, 0);
+}
+
+static GVariant *
+policy (const char *key, GVariant *value)
+{
+  GVariantBuilder b;
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&b, "{sv}", key, value);
+  return g_variant_new ("(sa{sv})", "web", &b);
+}
+
+/* ---- the tests ---- */
+
+static void
+test_properties (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  g_assert_cmpstr (vt_dbus_manager1_get_version (f->proxy), ==, PACKAGE_VERSION);
+  const char *const *sources = vt_dbus_manager1_get_sources (f->proxy);
+  g_assert_nonnull (sources);
+  g_assert_cmpstr (sources[0], ==, "soft-dirty");
+  g_assert_null (sources[1]);
+}
+
+static void
+test_list_empty (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  g_autoptr (GVariant) vms = list_vms (f);
+  g_assert_cmpstr (g_variant_get_type_string (vms), ==, "aa{sv}");
+  g_assert_cmpuint (g_variant_n_children (vms), ==, 0);
+}
+
+/* Every key of a VM's dictionary, with its type (org.vtier.Manager1.xml). */
+static const struct {
+  const char *key, *type;
+} vm_keys[] = {
+  { "name", "s" }, { "uuid", "s" }, { "pid", "u" }, { "via", "s" }, { "state", "s" },
+  { "error", "s" }, { "source", "s" }, { "source_reason", "s" }, { "ram_bytes", "t" },
+  { "hot_bytes", "t" }, { "node_bytes", "a{ut}" }, { "nr_regions", "u" },
+  { "write_mbps", "d" }, { "kdamond_pid", "u" }, { "aggregations", "t" },
+  { "weight", "u" }, { "min", "t" }, { "max", "t" }, { "mode", "s" },
+  { "policy_source", "s" }, { "policy_error", "s" }, { "fast_nodes", "au" },
+  { "slow_nodes", "au" }, { "demand_bytes", "t" }, { "target_bytes", "t" },
+  { "top_bytes", "t" }, { "promoted_bytes", "t" }, { "demoted_bytes", "t" },
+  { "failed_bytes", "t" }, { "slow_bytes", "t" }, { "hot_top_bytes", "t" },
+  { "hot_slow_bytes", "t" }, { "busy_bytes", "t" }, { "no_memory_bytes", "t" },
+  { "exchanged_bytes", "t" }, { "tiering", "s" }, { "tiering_why", "s" },
+  { "move_rate", "t" },
+};
+
+static void
+test_list_one (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  add_vm (f, "web");
+  g_autoptr (GVariant) vms = list_vms (f);
+  g_assert_cmpuint (g_variant_n_children (vms), ==, 1);
+  g_autoptr (GVariant) vm = g_variant_get_child_value (vms, 0);
+  g_assert_cmpuint (g_variant_n_children (vm), ==, G_N_ELEMENTS (vm_keys));
+  for (gsize i = 0; i < G_N_ELEMENTS (vm_keys); i++) {
+    g_autoptr (GVariant) v = g_variant_lookup_value (vm, vm_keys[i].key, NULL);
+    if (!v)
+      g_error ("ListVMs: no key %s", vm_keys[i].key);
+    g_assert_cmpstr (g_variant_get_type_string (v), ==, vm_keys[i].type);
+  }
+  const char *s;
+  guint32 u;
+  guint64 t;
+  g_assert_true (g_variant_lookup (vm, "name", "&s", &s));
+  g_assert_cmpstr (s, ==, "web");
+  g_assert_true (g_variant_lookup (vm, "via", "&s", &s));
+  g_assert_cmpstr (s, ==, "qmp");
+  g_assert_true (g_variant_lookup (vm, "state", "&s", &s));
+  g_assert_cmpstr (s, ==, "starting");
+  g_assert_true (g_variant_lookup (vm, "weight", "u", &u));
+  g_assert_cmpuint (u, ==, 100);
+  g_assert_true (g_variant_lookup (vm, "max", "t", &t));
+  g_assert_cmpuint (t, ==, G_MAXUINT64);
+  g_assert_true (g_variant_lookup (vm, "policy_source", "&s", &s));
+  g_assert_cmpstr (s, ==, "default");
+  g_assert_true (g_variant_lookup (vm, "tiering", "&s", &s));
+  g_assert_cmpstr (s, ==, "");
+}
+
+static void
+test_list_in_name_order (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  add_vm (f, "web");
+  add_vm (f, "db");
+  add_vm (f, "mail");
+  g_autoptr (GVariant) vms = list_vms (f);
+  static const char *const order[] = { "db", "mail", "web" };
+  g_assert_cmpuint (g_variant_n_children (vms), ==, G_N_ELEMENTS (order));
+  for (gsize i = 0; i < G_N_ELEMENTS (order); i++) {
+    g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
+    const char *name;
+    g_assert_true (g_variant_lookup (vm, "name", "&s", &name));
+    g_assert_cmpstr (name, ==, order[i]);
+  }
+}
+
+static void
+test_no_such_vm (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  add_vm (f, "db");
+  call_fails (f, "SetPolicy", policy ("weight", g_variant_new_uint32 (200)),
+              VT_ERROR_NO_SUCH_VM, "org.vtier.Error.NoSuchVM", "no VM named 'web'");
+  call_fails (f, "GetHeat", g_variant_new ("(s)", "web"), VT_ERROR_NO_SUCH_VM,
+              "org.vtier.Error.NoSuchVM", "no VM named 'web'");
+  call_fails (f, "GetHeatHistory", g_variant_new ("(s)", "web"), VT_ERROR_NO_SUCH_VM,
+              "org.vtier.Error.NoSuchVM", "no VM named 'web'");
+  call_fails (f, "GetGuestView", g_variant_new ("(s)", "web"), VT_ERROR_NO_SUCH_VM,
+              "org.vtier.Error.NoSuchVM", "no VM named 'web'");
+}
+
+static void
+test_set_policy_invalid (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  add_vm (f, "web");
+  GVariantBuilder b;
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&b, "{sv}", "min", g_variant_new_uint64 (2 * GiB));
+  g_variant_builder_add (&b, "{sv}", "max", g_variant_new_uint64 (1 * GiB));
+  call_fails (f, "SetPolicy", g_variant_new ("(sa{sv})", "web", &b), VT_ERROR_INVALID,
+              "org.vtier.Error.InvalidValue",
+              "min (2147483648 bytes) is above max (1073741824 bytes)");
+  call_fails (f, "SetPolicy", policy ("weight", g_variant_new_uint32 (0)), VT_ERROR_INVALID,
+              "org.vtier.Error.InvalidValue",
+              "bad policy value weight = uint32 0 (weight: u 1..10000, min/max: t bytes, "
+              "mode: auto|fast-only|slow-only|off)");
+  call_fails (f, "SetPolicy", policy ("mode", g_variant_new_string ("fast")), VT_ERROR_INVALID,
+              "org.vtier.Error.InvalidValue",
+              "bad policy value mode = 'fast' (weight: u 1..10000, min/max: t bytes, "
+              "mode: auto|fast-only|slow-only|off)");
+  /* Nothing changed, nothing kept. */
+  g_autoptr (GVariant) vms = list_vms (f);
+  g_autoptr (GVariant) vm = g_variant_get_child_value (vms, 0);
+  guint64 min;
+  g_assert_true (g_variant_lookup (vm, "min", "t", &min));
+  g_assert_cmpuint (min, ==, 0);
+  g_assert_false (g_file_test (f->policy_file, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_set_policy_kept (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  add_vm (f, "web");
+  GVariantBuilder b;
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&b, "{sv}", "weight", g_variant_new_uint32 (300));
+  g_variant_builder_add (&b, "{sv}", "mode", g_variant_new_string ("fast-only"));
+  call_ok (f, "SetPolicy", g_variant_new ("(sa{sv})", "web", &b));
+
+  g_autoptr (GVariant) vms = list_vms (f);
+  g_autoptr (GVariant) vm = g_variant_get_child_value (vms, 0);
+  const char *s;
+  guint32 weight;
+  g_assert_true (g_variant_lookup (vm, "weight", "u", &weight));
+  g_assert_cmpuint (weight, ==, 300);
+  g_assert_true (g_variant_lookup (vm, "mode", "&s", &s));
+  g_assert_cmpstr (s, ==, "fast-only");
+  g_assert_true (g_variant_lookup (vm, "policy_source", "&s", &s));
+  g_assert_cmpstr (s, ==, "set");
+  /* A bare-QEMU VM's live policy is kept in the policy file. */
+  g_autofree char *kept = NULL;
+  g_assert_true (g_file_get_contents (f->policy_file, &kept, NULL, NULL));
+  g_assert_nonnull (strstr (kept, "[vm web]"));
+}
+
+static void
+test_not_tracked_yet (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  add_vm (f, "web");
+  call_fails (f, "GetHeat", g_variant_new ("(s)", "web"), VT_ERROR_BUSY, "org.vtier.Error.Busy",
+              "VM web is not tracked yet: starting");
+  call_fails (f, "GetHeatHistory", g_variant_new ("(s)", "web"), VT_ERROR_BUSY,
+              "org.vtier.Error.Busy", "VM web is not tracked yet: starting");
+}
+
+static void
+test_guest_view_not_reported (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  add_vm (f, "web");
+  call_fails (f, "GetGuestView", g_variant_new ("(s)", "web"), VT_ERROR_NOT_FOUND,
+              "org.vtier.Error.NotFound",
+              "VM web has not reported its view (no vtier-guest --report in it, or no "
+              VT_GUEST_CHANNEL_NAME " channel)");
+}
+
+static void
+test_hook_without_libvirt (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  call_fails (f, "RegisterDomain", g_variant_new ("(ss)", "web", ""), VT_ERROR_UNSUPPORTED,
+              "org.vtier.Error.Unsupported",
+              "vtierd does not watch libvirt ([discovery] libvirt=false)");
+  /* The hook's "stopped" is answered whatever vtierd watches. */
+  call_ok (f, "UnregisterDomain", g_variant_new ("(ss)", "web", ""));
+}
+
+static void
+test_vm_removed (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  add_vm (f, "web");
+  /* Another discovery's loss of a VM of that name is not this one's. */
+  vt_manager_remove_vm (f->manager, "web", "libvirt");
+  g_autoptr (GVariant) still = list_vms (f);
+  g_assert_cmpuint (g_variant_n_children (still), ==, 1);
+
+  vt_manager_remove_vm (f->manager, "web", "qmp");
+  wait_for_signal (f, "VMRemoved web");
+  g_assert_cmpuint (f->signals->len, ==, 2);
+  g_autoptr (GVariant) none = list_vms (f);
+  g_assert_cmpuint (g_variant_n_children (none), ==, 0);
+  call_fails (f, "GetHeat", g_variant_new ("(s)", "web"), VT_ERROR_NO_SUCH_VM,
+              "org.vtier.Error.NoSuchVM", "no VM named 'web'");
+}
+
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  vt_dbus_errors_register (); /* as a client does: org.vtier.Error.* back to VT_ERROR */
+  ADD ("/manager-bus/properties", test_properties);
+  ADD ("/manager-bus/list/empty", test_list_empty);
+  ADD ("/manager-bus/list/one", test_list_one);
+  ADD ("/manager-bus/list/name-order", test_list_in_name_order);
+  ADD ("/manager-bus/no-such-vm", test_no_such_vm);
+  ADD ("/manager-bus/set-policy/invalid", test_set_policy_invalid);
+  ADD ("/manager-bus/set-policy/kept", test_set_policy_kept);
+  ADD ("/manager-bus/not-tracked-yet", test_not_tracked_yet);
+  ADD ("/manager-bus/guest-view/not-reported", test_guest_view_not_reported);
+  ADD ("/manager-bus/hook/without-libvirt", test_hook_without_libvirt);
+  ADD ("/manager-bus/vm-removed", test_vm_removed);
+  return g_test_run ();
+}
