@@ -40,10 +40,10 @@ show_tiers()
 
 say("\n== An idle VM (1.25 GiB, 8 MiB hot) starts first and fills DRAM")
 idle = testbed.Guest.start("idle", size=1280, hot=8, verify=60)
-idle.wait_ready(timeout=400)
+idle.wait_ready()
 say("== A busy VM (384 MiB, 128 MiB hot, zipfian) starts after: its RAM lands on the slow tier")
 app = testbed.Guest.start("app", size=384, hot=128, pattern="zipf", verify=60)
-app.wait_ready(timeout=300)
+app.wait_ready()
 show_placement([app, idle])  # also the probe's one slow translation of each page set
 
 say("\n== vtierd starts: it finds both VMs (QMP), maps their RAM, tracks heat with kernel DAMON")

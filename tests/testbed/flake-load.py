@@ -9,9 +9,9 @@ import testbed
 from testbed import check
 
 a = testbed.Guest.start("a", size=256, hot=64, verify=30)
-a.wait_ready(timeout=300)
+a.wait_ready()
 b = testbed.Guest.start("b", size=256, hot=64, verify=30, membind=1)
-b.wait_ready(timeout=300)
+b.wait_ready()
 time.sleep(90)
 for g, (passes, errors, corrupt) in zip((a, b), testbed.verify_all((a, b), timeout=200)):
     check(errors == 0 and not corrupt, f"guest {g.name}'s checksums pass ({passes} passes)")

@@ -327,7 +327,7 @@ def boot_guests(guests):
     """idle fills DRAM, then a and b land on the slow node; one at a time."""
     for name, size, hot in (("idle", 560, 8), ("a", 300, 160), ("b", 300, 160)):
         guests.append(testbed.Guest.start(name, size=size, hot=hot, verify=120))
-        guests[-1].wait_ready(timeout=400)
+        guests[-1].wait_ready()
 
 
 def main():

@@ -220,12 +220,12 @@ def run_case(case, title=None, kill_mid_migration=False):
         extra = {} if idle else {"layout": case["layout"]}
         g = cls.start(name, size=size, hot=hot, verify=VERIFY_S, extra=extra, **kw)
         try:
-            g.wait_ready(timeout=400)
+            g.wait_ready()
         except TimeoutError:
             if g.alive() and not g.lines():
                 # Seen once: an L2 guest that never printed a line (its kernel
                 # neither) under nested TCG. The testbed, not the test, failed.
-                print(f"tb: guest {name} never printed a line in 400 s: the testbed, not the "
+                print(f"tb: guest {name} never printed a line in 600 s: the testbed, not the "
                       "test, failed", flush=True)
                 sys.stdout.flush()
                 os._exit(testbed.VANISHED_EXIT)

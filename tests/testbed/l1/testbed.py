@@ -308,8 +308,12 @@ class Guest:
     def workload_lines(self):
         return [ln[ln.index("VTWL "):] for ln in self.lines() if "VTWL " in ln]
 
-    def wait_ready(self, timeout=240):
-        """Waits for the workload's first page sets; returns seconds since start."""
+    def wait_ready(self, timeout=600):
+        """Waits for the workload's first page sets; returns seconds since start.
+        How long a guest takes to fill its memory is not under test: a
+        768 MiB guest took 59 s on CI, a 512 MiB one over 240 s on another run, both
+        on this project's kind of machine (the host's other load); a guest
+        that dies is caught at once, so the time-out is generous."""
         def ready():
             if not self.alive():
                 qemu = read(os.path.join(RESULTS, f"{self.name}.qemu.log"), "") or ""

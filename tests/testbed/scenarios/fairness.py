@@ -19,7 +19,7 @@ testbed.hold_dram(820)
 vms = []
 for n in ("a", "b"):  # one at a time: two L2 kernels booting at once often kill nested TCG
     vms.append(testbed.Guest.start(n, size=500, hot=460, verify=60))
-    vms[-1].wait_ready(timeout=400)
+    vms[-1].wait_ready()
 
 vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n").start()
 

@@ -36,7 +36,7 @@ g = testbed.LibvirtGuest.start_tiered(
 cells = g.xml.count("<cell ")
 check(cells == 2 and "<interconnects>" in g.xml and "org.vtier.guest.0" in g.xml,
       "vtierctl xml made two cells, HMAT interconnects and the guest channel")
-g.wait_ready(timeout=300)
+g.wait_ready()
 
 
 def log_has(text):
