@@ -552,7 +552,7 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
   guint64 cooling = v->up.cooling + v->down.cooling + v->swap_up.cooling;
   if (eligible > 0 && cooling == eligible)
     return VT_TIERING_STATUS_COOLING;
-  if (wants_up && v->up.eligible > 0 && room == 0)
+  if (wants_up && (v->up.eligible > 0 || v->warm_slow > 0) && room == 0)
     return VT_TIERING_STATUS_NO_ROOM;
   return VT_TIERING_STATUS_NOTHING_ELIGIBLE;
 }
@@ -711,11 +711,12 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     VmRound *v = &vr[i];
     VmState *s = vm_state (t, v->in->key);
     /* Hot memory on a slow node, and room in its share or colder memory
-     * of its own on the top tier to swap it with. */
+     * of its own on the top tier to swap it with; or warm memory there. */
     gboolean wants_up = v->measured && v->in->mode != VT_TIER_MODE_OFF &&
-                        v->st->hot_slow > dead_band (v->target) &&
-                        (v->target > v->st->hot_top + dead_band (v->target) ||
-                         v->swap_down.eligible > 0);
+                        ((v->st->hot_slow > dead_band (v->target) &&
+                          (v->target > v->st->hot_top + dead_band (v->target) ||
+                           v->swap_down.eligible > 0)) ||
+                         v->warm_slow > 0);
     gboolean wants_down = v->measured && v->current > v->target + dead_band (v->target) &&
                           (t->demoting || v->in->mode == VT_TIER_MODE_SLOW_ONLY);
     v->st->status = status_of (t, v, wants_up, wants_down, room);

@@ -414,6 +414,27 @@ test_cold_makes_room_for_warm (void)
   drop_host ();
 }
 
+/* Warm memory on the slow node, no room, nobody above share to give any:
+ * nothing moves, and the VM says it is held back by room, not at target. */
+static void
+test_warm_without_room_says_so (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = 1;
+  node_used_other[0] = NODE_PAGES - 410; /* free: the low watermark, no room */
+  make_host ();
+  World w;
+  world_init (&w, 1, 0);
+  w.regions[0][0].nr_accesses = 3;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 5);
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (st->promoted, ==, 0);
+  g_assert_cmpint (st->status, ==, VT_TIERING_STATUS_NO_ROOM);
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
 /* A VM a hair above its share (less than the dead band) is left alone:
  * residency estimates and heat are noisy, and chasing them moves memory
  * back and forth. */
@@ -635,6 +656,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/dead-band", test_dead_band);
   g_test_add_func ("/tiering/warm-comes-up-into-room", test_warm_comes_up_into_room);
   g_test_add_func ("/tiering/cold-makes-room-for-warm", test_cold_makes_room_for_warm);
+  g_test_add_func ("/tiering/warm-without-room-says-so", test_warm_without_room_says_so);
   g_test_add_func ("/tiering/watermark-takes-cold-only", test_watermark_takes_cold_only);
   g_test_add_func ("/tiering/own-fast-nodes", test_own_fast_nodes);
   g_test_add_func ("/tiering/scattered-hot-set", test_scattered_hot_set);
