@@ -440,7 +440,8 @@ def run_case(case, title=None, kill_mid_migration=False):
     moved = {}
     for g in guests:
         v = vms.get(g.name, {})
-        moved[g.name] = {k: _mib(v.get(f"{k}_bytes", 0)) for k in ("promoted", "demoted", "failed", "top")}
+        moved[g.name] = {k: _mib(v.get(f"{k}_bytes", 0)) for k in ("promoted", "demoted", "failed", "no_memory", "busy",
+                                                                "exchanged", "top")}
         if isinstance(v.get("node_bytes"), dict):
             moved[g.name]["per_node"] = {n: _mib(b) for n, b in v["node_bytes"].items()}
         print(f"vtierd {g.name}: " + ", ".join(f"{k} {x} MiB" for k, x in moved[g.name].items()
@@ -519,19 +520,22 @@ def _row(d):
     up = sum(v.get("promoted", 0) for v in m.values())
     down = sum(v.get("demoted", 0) for v in m.values())
     failed = sum(v.get("failed", 0) for v in m.values())
+    # of failed: the target node full; apart: pages busy then (EBUSY, EAGAIN)
+    no_mem = sum(v.get("no_memory", 0) for v in m.values())
+    busy = sum(v.get("busy", 0) for v in m.values())
     belief = case.get("belief_vs_truth") or case.get("belief_after_window") or {}
     errs = [b["error"] for b in belief.values() if b.get("error") is not None]
     worst = max(errs, key=abs) if errs else None
     ok = case.get("passed") and rc == 0
     res = {None: "incomplete", 124: "timeout", 125: "void"}.get(rc, "pass" if ok else "FAIL")
-    return [case["id"], t95, f"{up:.0f}/{down:.0f}/{failed:.0f}",
+    return [case["id"], t95, f"{up:.0f}/{down:.0f}/{failed:.0f} ({no_mem:.0f}/{busy:.0f})",
             "-" if worst is None else f"{worst:+.1%}", str(case.get("corrupt_pages", "-")),
             res], ok
 
 
 def table(dirs):
     head = ["case (launcher-thp-hot-numatune-vms-move-layout)", "s to 95% (per busy VM; / moved)",
-            "MiB up/down/failed", "belief err", "corrupt", "result"]
+            "MiB up/down/failed (no-mem/busy)", "belief err", "corrupt", "result"]
     rows, all_ok = [], True
     for d in dirs:
         row, ok = _row(d)
@@ -542,7 +546,9 @@ def table(dirs):
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     print("belief err: vtierd's top_bytes against the probe's count of the VM's RAM on node0, "
           "the worst VM, at the end (or after the first window); '-' under s to 95%: not within "
-          "60 s; void: the emulated host lost a guest; incomplete: the run did not end")
+          "60 s; failed: moves the kernel refused for good, of them no-mem for want of memory on "
+          "the target node; busy: pages that could not move then (EBUSY, EAGAIN); void: the "
+          "emulated host lost a guest; incomplete: the run did not end")
     return all_ok
 
 
