@@ -677,15 +677,20 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
                            FALSE, promote_room ? promotes : NULL, v->taken_up);
     promote_room -= MIN (promote_room, v->up.planned);
   }
-  /* Then warm memory, into what room is left, by weight. */
-  guint64 spare = promote_room, warm_weight = 0;
+  /* Then warm memory, into what room is left, by weight: room that is
+   * spare, so never while contended (the room demotions free is for hot
+   * memory of VMs below their share), and never for a VM that gives memory
+   * up this round (seen: a VM above its share demoted 60 MiB and took 60
+   * MiB of its own back as warm, round after round, and the 1:1 fairness
+   * case did not settle in 180 s). */
+  guint64 spare = contended ? 0 : promote_room, warm_weight = 0;
   for (guint k = 0; k < up_order->len; k++) {
     VmRound *v = up_order->pdata[k];
-    warm_weight += v->warm_slow > 0 ? v->in->weight : 0;
+    warm_weight += v->warm_slow > 0 && v->down.planned == 0 ? v->in->weight : 0;
   }
-  for (guint k = 0; k < up_order->len && promote_room > 0; k++) {
+  for (guint k = 0; k < up_order->len && spare > 0 && promote_room > 0; k++) {
     VmRound *v = up_order->pdata[k];
-    if (v->warm_slow == 0)
+    if (v->warm_slow == 0 || v->down.planned > 0)
       continue;
     guint64 cap = (guint64) ((double) spare * v->in->weight / (double) warm_weight);
     guint64 held = v->current + v->up.planned;
