@@ -69,12 +69,19 @@ def expected_3_to_1(pairs):
     return a, min(demand[1], capacity - a)
 
 
+def follows_3_to_1(p):
+    """The shares are the 3:1 split of the capacity as it is now: the
+    capacity is what is free plus what the VMs hold, less the reserve, and
+    L1's own page cache moves it (seen: b's share 165 MiB against 152 MiB
+    expected from the capacity read before the change)."""
+    want_a, want_b = expected_3_to_1(p)
+    print(f"   3:1 shares expected now: a {want_a >> 20} MiB, b {want_b >> 20} MiB", flush=True)
+    return abs(p[0][1] - want_a) <= 0.05 * want_a and abs(p[1][1] - want_b) <= 0.05 * want_b
+
+
 subprocess.run(["vtierctl", "set", "a", "--weight", "300"], check=True)
 subprocess.run(["vtierctl", "set", "b", "--weight", "100"], check=True)
-want_a, want_b = expected_3_to_1(pairs)
-print(f"3:1 shares expected: a {want_a >> 20} MiB, b {want_b >> 20} MiB")
-pairs, when = settle("3:1", 60, lambda p: abs(p[0][1] - want_a) <= 0.05 * want_a
-                     and abs(p[1][1] - want_b) <= 0.05 * want_b)
+pairs, when = settle("3:1", 60, follows_3_to_1)
 figure("shares_3_to_1", [(m >> 20, t >> 20) for m, t in pairs])
 figure("time_to_follow_3_to_1_s", round(when, 1) if when else None, "s")
 check(when is not None, f"3:1 set live: the shares follow within 60 s ({pairs})")
