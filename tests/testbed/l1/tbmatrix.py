@@ -384,15 +384,19 @@ def run_case(case, title=None, kill_mid_migration=False):
                      if per_node is not None else ""), flush=True)
         return out
 
+    def check_window(reached, samples, what, since, before_what, before):
+        for g in busy:
+            check(reached[g.name] is not None,
+                  f"{g.name}: >= 95% of its {what} on node0 within {WINDOW_S} s of {since} "
+                  f"({samples[-1][g.name]:.1%} at +{samples[-1]['t']} s; {before_what} "
+                  f"{before[g.name]:.1%})")
+
     t0 = time.monotonic()
     reached, samples = converge("vtierd", t0)
     result["time_to_95_s"] = reached
     figure("hot_on_node0_over_time", samples)
     figure("time_to_95_s", reached, "s")
-    for g in busy:
-        check(reached[g.name] is not None,
-              f"{g.name}: >= 95% of its hot set on node0 within {WINDOW_S} s of vtierd's start "
-              f"({samples[-1][g.name]:.1%} at +{samples[-1]['t']} s; baseline {baseline[g.name]:.1%})")
+    check_window(reached, samples, "hot set", "vtierd's start", "baseline", baseline)
     result["belief_after_window"] = belief_vs_truth(f"at +{time.monotonic() - t0:.0f} s")
     figure("belief_vs_truth_after_window", result["belief_after_window"])
 
@@ -418,11 +422,7 @@ def run_case(case, title=None, kill_mid_migration=False):
         result["time_to_95_after_move_s"] = reached2
         figure("moved_hot_on_node0_over_time", samples2)
         figure("time_to_95_after_move_s", reached2, "s")
-        for g in busy:
-            check(reached2[g.name] is not None,
-                  f"{g.name}: >= 95% of its moved hot set on node0 within {WINDOW_S} s of the move "
-                  f"({samples2[-1][g.name]:.1%} at +{samples2[-1]['t']} s; {at_move[g.name]:.1%} at "
-                  "the move)")
+        check_window(reached2, samples2, "moved hot set", "the move", "at the move", at_move)
 
     # ---- integrity: every guest's checksums, all at once -------------------
     started = {g.name: g.verify_start() for g in guests}  # all at once
