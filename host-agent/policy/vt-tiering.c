@@ -23,6 +23,10 @@ typedef struct {
 typedef struct {
   VtTieringStats stats;
   GArray *cooldowns; /* Cooldown */
+  /* 2 MiB chunk index -> rounds in a row it lay in a warm (or hotter)
+   * region: warm memory must have held, or a sequential scan (a guest's
+   * checksum pass, a backup) would drag each piece up in passing. */
+  GHashTable *warm_rounds;
   /* its jobs of the last round: did any page move, did any fail? */
   guint jobs, jobs_moved, jobs_failed;
 } VmState;
@@ -39,9 +43,11 @@ typedef struct {
   guint64 max_bytes; /* it stops once it moved this much (0: the round's budget) */
 } Job;
 
-/* A region's bytes on each tier (exact, page by page). */
+/* A region's bytes on each tier (exact, page by page), and whether its
+ * warmth has held (see VmState.warm_rounds). */
 typedef struct {
   guint64 top, slow;
+  gboolean warm_held;
 } Place;
 
 struct _VtTiering {
@@ -67,6 +73,7 @@ static void
 vm_state_free (VmState *s)
 {
   g_array_unref (s->cooldowns);
+  g_hash_table_unref (s->warm_rounds);
   g_free (s);
 }
 
@@ -77,6 +84,7 @@ vm_state (VtTiering *t, gpointer key)
   if (!s) {
     s = g_new0 (VmState, 1);
     s->cooldowns = g_array_new (FALSE, FALSE, sizeof (Cooldown));
+    s->warm_rounds = g_hash_table_new (g_direct_hash, NULL);
     g_hash_table_insert (t->vms, key, s);
   }
   return s;
@@ -115,7 +123,7 @@ measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *p
     if (!vt_placement_count (reader, in->regions[r].start, in->regions[r].end, per_node, n_nodes,
                              &error))
       break;
-    place[r] = (Place) { 0, 0 };
+    place[r] = (Place) { 0, 0, FALSE };
     for (guint n = 0; n < n_nodes; n++) {
       const VtNodeInfo *info = vt_host_tiers_node (tiers, n);
       if (info && info->top)
@@ -191,7 +199,8 @@ eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r,
   if (promote)
     return pl->slow > 0 && r->age >= c->promote_min_age &&
            (in->mode == VT_TIER_MODE_FAST_ONLY ||
-            r->nr_accesses >= (depth == PROMOTE_WARM ? warm_floor (in) : in->hot_threshold));
+            (r->nr_accesses >= in->hot_threshold ||
+             (depth == PROMOTE_WARM && r->nr_accesses >= warm_floor (in) && pl->warm_held)));
   if (pl->top == 0)
     return FALSE;
   if (in->mode == VT_TIER_MODE_SLOW_ONLY)
@@ -449,8 +458,37 @@ merge_jobs (GArray *jobs, const GArray *demotes, const GArray *promotes, guint64
   }
 }
 
+/* Rounds in a row a 2 MiB chunk must lie in warm regions before it counts
+ * as warm: a guest's checksum pass at 21 MiB/s warms a 16 MiB region for
+ * about one round, and each piece of it came up and went down again. */
+#define WARM_HOLD_ROUNDS 3
+
+/* Counts, per 2 MiB chunk of the VM, the rounds in a row it lay in a
+ * region at least warm, and marks the regions all of whose chunks held. */
+static void
+note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
+{
+  VmState *s = vm_state (t, in->key);
+  GHashTable *now = g_hash_table_new (g_direct_hash, NULL);
+  for (guint i = 0; i < in->n_regions; i++) {
+    const VtRegion *r = &in->regions[i];
+    if (r->nr_accesses < warm_floor (in) || r->end <= r->start)
+      continue;
+    guint held = G_MAXUINT;
+    for (guint64 c = r->start / HUGE_PAGE; c <= (r->end - 1) / HUGE_PAGE; c++) {
+      gpointer key = GSIZE_TO_POINTER ((gsize) c);
+      guint n = GPOINTER_TO_UINT (g_hash_table_lookup (s->warm_rounds, key)) + 1;
+      g_hash_table_insert (now, key, GUINT_TO_POINTER (n));
+      held = MIN (held, n);
+    }
+    place[i].warm_held = held >= WARM_HOLD_ROUNDS;
+  }
+  g_hash_table_unref (s->warm_rounds);
+  s->warm_rounds = now;
+}
+
 /* A VM's warm memory on slow nodes (warm_floor, below the hot threshold,
- * for promote-min-age aggregations). */
+ * held for WARM_HOLD_ROUNDS, and for promote-min-age aggregations). */
 static guint64
 warm_slow_bytes (const VtTieringConfig *c, const VtTieringInput *in, const Place *place)
 {
@@ -458,7 +496,7 @@ warm_slow_bytes (const VtTieringConfig *c, const VtTieringInput *in, const Place
   for (guint i = 0; i < in->n_regions; i++) {
     const VtRegion *r = &in->regions[i];
     if (r->nr_accesses >= warm_floor (in) && r->nr_accesses < in->hot_threshold &&
-        r->age >= c->promote_min_age)
+        r->age >= c->promote_min_age && place[i].warm_held)
       bytes += place[i].slow;
   }
   return bytes;
@@ -585,6 +623,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     g_ptr_array_add (allowed, v->allowed);
     v->st = &vm_state (t, in->key)->stats;
     v->measured = measure (in, tiers, pfns, v->place, v->st);
+    if (v->measured)
+      note_warmth (t, in, v->place);
     v->current = v->st->top_bytes;
     vm_top += v->current;
     /* A VM's share is for its hot memory: promotion fills it up to the

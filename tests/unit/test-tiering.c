@@ -414,6 +414,27 @@ test_cold_makes_room_for_warm (void)
   drop_host ();
 }
 
+/* A scan passing over a VM (a guest's checksum pass, a backup) warms each
+ * piece for a round or so: none of it comes up. */
+static void
+test_passing_scan_stays_down (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = 1;
+  make_host ();
+  World w;
+  world_init (&w, 1, 0);
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  for (guint round = 0; round < 12; round++) {
+    for (int r = 0; r < 4; r++)
+      w.regions[0][r].nr_accesses = (guint) r == round % 4 ? 3 : 0;
+    run_rounds (t, 1);
+  }
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (st->promoted, ==, 0);
+  drop_host ();
+}
+
 /* Warm memory on the slow node, no room, nobody above share to give any:
  * nothing moves, and the VM says it is held back by room, not at target. */
 static void
@@ -657,6 +678,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/warm-comes-up-into-room", test_warm_comes_up_into_room);
   g_test_add_func ("/tiering/cold-makes-room-for-warm", test_cold_makes_room_for_warm);
   g_test_add_func ("/tiering/warm-without-room-says-so", test_warm_without_room_says_so);
+  g_test_add_func ("/tiering/passing-scan-stays-down", test_passing_scan_stays_down);
   g_test_add_func ("/tiering/watermark-takes-cold-only", test_watermark_takes_cold_only);
   g_test_add_func ("/tiering/own-fast-nodes", test_own_fast_nodes);
   g_test_add_func ("/tiering/scattered-hot-set", test_scattered_hot_set);
