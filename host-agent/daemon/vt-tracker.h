@@ -39,8 +39,8 @@ guint vt_tracker_max_accesses (VtTracker *tracker);
 guint vt_tracker_hot_threshold (VtTracker *tracker); /* nr_accesses from which hot */
 /* Bytes in hot regions, averaged over the last 5 aggregations. */
 guint64 vt_tracker_hot_bytes (VtTracker *tracker);
-/* ... and over the last 50 (10 s at the default interval): the demand its
- * share of the top tier is computed from. */
+/* The 80th percentile of the last 50 aggregations' hot bytes (10 s at the
+ * default interval): the demand its share of the top tier is computed from. */
 guint64 vt_tracker_demand_bytes (VtTracker *tracker);
 guint64 vt_tracker_aggregations (VtTracker *tracker);
 const VtRegionAttrs *vt_tracker_attrs (VtTracker *tracker);
