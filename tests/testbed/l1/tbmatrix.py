@@ -478,8 +478,9 @@ def _kill_mid_migration(vtierd, victim, others, check):
     testbed.wait_for(f"{victim.name}'s demotion to start",
                      lambda: vtierd.vm(victim.name)["demoted_bytes"] > down, 30, 0.2)
     victim.stopped = True  # on purpose: not the emulated host losing it
-    os.kill(victim.pid, signal.SIGKILL)
-    print(f"killed {victim.name}'s QEMU (pid {victim.pid}) while its memory moved down", flush=True)
+    pid = victim.pid  # (a libvirt guest's pid is read from its pid file: gone once it dies)
+    os.kill(pid, signal.SIGKILL)
+    print(f"killed {victim.name}'s QEMU (pid {pid}) while its memory moved down", flush=True)
     testbed.wait_for(f"vtierd to drop the killed {victim.name}",
                      lambda: vtierd.vm(victim.name) is None, 30)
     check(vtierd.alive(), "vtierd still runs after a VM was killed mid-migration")
