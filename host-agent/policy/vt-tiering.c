@@ -718,12 +718,22 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     promote_room -= MIN (promote_room, v->up.planned);
   }
   /* Then warm memory, into what room is left, by weight: room that is
-   * spare, so never while contended (the room demotions free is for hot
-   * memory of VMs below their share), and never for a VM that gives memory
-   * up this round (seen: a VM above its share demoted 60 MiB and took 60
-   * MiB of its own back as warm, round after round, and the 1:1 fairness
-   * case did not settle in 180 s). */
-  guint64 spare = contended ? 0 : promote_room, warm_weight = 0;
+   * spare, so none while hot memory that could come up for a VM below its
+   * share did not fit this round (it is what the room is for), and none for
+   * a VM that gives memory up this round (seen: a VM above its share
+   * demoted 60 MiB and took 60 MiB of its own back as warm, round after
+   * round, and the 1:1 fairness case did not settle in 180 s). Not "none
+   * while contended": a VM whose own few hot regions keep the top tier
+   * contended would then wait with all its warm memory until they are up. */
+  gboolean hot_waits = FALSE;
+  for (guint i = 0; i < n; i++) {
+    VmRound *v = &vr[i];
+    if (v->target <= v->st->hot_top + dead_band (v->target))
+      continue;
+    guint64 could = MIN (v->target - v->st->hot_top, v->up.eligible - v->up.cooling);
+    hot_waits |= could > v->up.planned + dead_band (v->target);
+  }
+  guint64 spare = hot_waits ? 0 : promote_room, warm_weight = 0;
   for (guint k = 0; k < up_order->len; k++) {
     VmRound *v = up_order->pdata[k];
     warm_weight += v->warm_slow > 0 && v->down.planned == 0 ? v->in->weight : 0;
