@@ -23,9 +23,9 @@ typedef struct {
 typedef struct {
   VtTieringStats stats;
   GArray *cooldowns; /* Cooldown */
-  /* 2 MiB chunk index -> rounds in a row it lay in a warm (or hotter)
-   * region: warm memory must have held, or a sequential scan (a guest's
-   * checksum pass, a backup) would drag each piece up in passing. */
+  /* 2 MiB chunk index -> which of the last WARMTH_ROUNDS rounds it lay in
+   * a warm (or hotter) region, one bit a round (bit 0 the last): one
+   * aggregation's heat of a sparse hot set flickers, see note_warmth. */
   GHashTable *warm_rounds;
   /* its jobs of the last round: did any page move, did any fail? */
   guint jobs, jobs_moved, jobs_failed;
@@ -43,11 +43,12 @@ typedef struct {
   guint64 max_bytes; /* it stops once it moved this much (0: the round's budget) */
 } Job;
 
-/* A region's bytes on each tier (exact, page by page), and whether its
- * warmth has held (see VmState.warm_rounds). */
+/* A region's bytes on each tier (exact, page by page), and what its
+ * chunks' last rounds say (see note_warmth). */
 typedef struct {
   guint64 top, slow;
-  gboolean warm_held;
+  gboolean warm_held; /* warm in most of the last rounds */
+  gboolean cold_held; /* in none of them */
 } Place;
 
 struct _VtTiering {
@@ -123,7 +124,7 @@ measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *p
     if (!vt_placement_count (reader, in->regions[r].start, in->regions[r].end, per_node, n_nodes,
                              &error))
       break;
-    place[r] = (Place) { 0, 0, FALSE };
+    place[r] = (Place) { 0, 0, FALSE, FALSE };
     for (guint n = 0; n < n_nodes; n++) {
       const VtNodeInfo *info = vt_host_tiers_node (tiers, n);
       if (info && info->top)
@@ -210,7 +211,7 @@ eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r,
    * memory in use flickers, and DAMON's age restarts with every flicker. */
   gboolean cold_now = r->nr_accesses * 100 <= c->cold_max_pct * in->max_accesses;
   if (pass == 0)
-    return cold_now && r->age >= c->demote_min_age;
+    return cold_now && r->age >= c->demote_min_age && pl->cold_held;
   /* A swap within a VM takes cold memory only: between cold (5% of the
    * samples) and hot (10%) lies a band where heat flickers, and swapping
    * memory in it for memory just as warm would churn without end (a hot
@@ -458,37 +459,58 @@ merge_jobs (GArray *jobs, const GArray *demotes, const GArray *promotes, guint64
   }
 }
 
-/* Rounds in a row a 2 MiB chunk must lie in warm regions before it counts
- * as warm: a guest's checksum pass at 21 MiB/s warms a 16 MiB region for
- * about one round, and each piece of it came up and went down again. */
+/* One aggregation's heat of a sparse hot set (every 4th 4 KiB page) flickers
+ * between 0 and 5 of 40 samples, and of a region a scan passes (a guest's
+ * checksum pass, a backup) jumps up for about one round. So each 2 MiB chunk
+ * keeps which of the last WARMTH_ROUNDS rounds it lay in a warm region: it
+ * counts as warm when it did in WARM_HOLD_ROUNDS of them (the scan's
+ * regions came up and went down again, 311 MiB up and 524 MiB down in
+ * pressure-split), and as cold (for demotion in passing) when it did in
+ * none (a flickering hot set's regions read cold now and then, and went
+ * down while the rest of it came up). */
+#define WARMTH_ROUNDS 5
 #define WARM_HOLD_ROUNDS 3
 
-/* Counts, per 2 MiB chunk of the VM, the rounds in a row it lay in a
- * region at least warm, and marks the regions all of whose chunks held. */
 static void
 note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
 {
   VmState *s = vm_state (t, in->key);
+  const guint mask = (1u << WARMTH_ROUNDS) - 1;
   GHashTable *now = g_hash_table_new (g_direct_hash, NULL);
+  GHashTableIter it;
+  gpointer key, bits;
+  g_hash_table_iter_init (&it, s->warm_rounds);
+  while (g_hash_table_iter_next (&it, &key, &bits))
+    if ((GPOINTER_TO_UINT (bits) << 1) & mask)
+      g_hash_table_insert (now, key, GUINT_TO_POINTER ((GPOINTER_TO_UINT (bits) << 1) & mask));
   for (guint i = 0; i < in->n_regions; i++) {
     const VtRegion *r = &in->regions[i];
     if (r->nr_accesses < warm_floor (in) || r->end <= r->start)
       continue;
-    guint held = G_MAXUINT;
     for (guint64 c = r->start / HUGE_PAGE; c <= (r->end - 1) / HUGE_PAGE; c++) {
-      gpointer key = GSIZE_TO_POINTER ((gsize) c);
-      guint n = GPOINTER_TO_UINT (g_hash_table_lookup (s->warm_rounds, key)) + 1;
-      g_hash_table_insert (now, key, GUINT_TO_POINTER (n));
-      held = MIN (held, n);
+      key = GSIZE_TO_POINTER ((gsize) c);
+      g_hash_table_insert (now, key,
+                           GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (now, key)) | 1));
     }
-    place[i].warm_held = held >= WARM_HOLD_ROUNDS;
+  }
+  for (guint i = 0; i < in->n_regions; i++) {
+    const VtRegion *r = &in->regions[i];
+    guint least = WARMTH_ROUNDS, any = 0;
+    for (guint64 c = r->start / HUGE_PAGE; r->end > r->start && c <= (r->end - 1) / HUGE_PAGE; c++) {
+      guint b = GPOINTER_TO_UINT (g_hash_table_lookup (now, GSIZE_TO_POINTER ((gsize) c)));
+      least = MIN (least, (guint) __builtin_popcount (b));
+      any |= b;
+    }
+    place[i].warm_held = least >= WARM_HOLD_ROUNDS;
+    place[i].cold_held = any == 0;
   }
   g_hash_table_unref (s->warm_rounds);
   s->warm_rounds = now;
 }
 
 /* A VM's warm memory on slow nodes (warm_floor, below the hot threshold,
- * held for WARM_HOLD_ROUNDS, and for promote-min-age aggregations). */
+ * in WARM_HOLD_ROUNDS of the last rounds, and for promote-min-age
+ * aggregations). */
 static guint64
 warm_slow_bytes (const VtTieringConfig *c, const VtTieringInput *in, const Place *place)
 {

@@ -435,6 +435,29 @@ test_passing_scan_stays_down (void)
   drop_host ();
 }
 
+/* Below the low watermark a VM above its share gives up cold memory; a
+ * region whose heat flickers (a sparse hot set: 0 in one round, 3 in the
+ * next) is not cold, though it reads 0 now and then; a steadily cold one is. */
+static void
+test_flickering_is_not_cold (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = 0;
+  node_used_other[0] = NODE_PAGES - PAGES - 256; /* below the low watermark */
+  make_host ();
+  World w;
+  world_init (&w, 1, 2);
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  for (guint round = 0; round < 12; round++) {
+    w.regions[0][2].nr_accesses = round % 2 ? 3 : 0;
+    run_rounds (t, 1);
+  }
+  g_assert_cmpuint (count (0, 3072, 1024, 1), ==, 1024); /* the cold region went down */
+  g_assert_cmpuint (count (0, 2048, 1024, 0), ==, 1024); /* the flickering one stayed */
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
 /* Warm memory on the slow node, no room, nobody above share to give any:
  * nothing moves, and the VM says it is held back by room, not at target. */
 static void
@@ -679,6 +702,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/cold-makes-room-for-warm", test_cold_makes_room_for_warm);
   g_test_add_func ("/tiering/warm-without-room-says-so", test_warm_without_room_says_so);
   g_test_add_func ("/tiering/passing-scan-stays-down", test_passing_scan_stays_down);
+  g_test_add_func ("/tiering/flickering-is-not-cold", test_flickering_is_not_cold);
   g_test_add_func ("/tiering/watermark-takes-cold-only", test_watermark_takes_cold_only);
   g_test_add_func ("/tiering/own-fast-nodes", test_own_fast_nodes);
   g_test_add_func ("/tiering/scattered-hot-set", test_scattered_hot_set);
