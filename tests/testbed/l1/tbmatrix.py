@@ -413,7 +413,7 @@ def run_case(case, title=None, kill_mid_migration=False):
         for g in busy:
             g.send("move")
         for g in busy:
-            testbed.wait_for(f"{g.name}'s moved hot set", lambda g=g: g.latest_gen() > gens[g.name], 60, 0.5)
+            testbed.wait_for(f"{g.name}'s moved hot set", lambda g=g: g.latest_gen() > gens[g.name], 180, 0.5)
         t1 = time.monotonic()
         at_move = {g.name: round(fraction_on(g.placement("hot"), 0), 3) for g in busy}
         print(f"the hot sets moved; the new ones on node0: {at_move}", flush=True)

@@ -76,7 +76,7 @@ check(when is not None, f"all within {WITHIN} s of vtierd finding the guest")
 # The hot set moves.
 gen = g.latest_gen()
 g.send("move")
-testbed.wait_for("the hot set to move", lambda: g.latest_gen() > gen, 60, 0.2)
+testbed.wait_for("the hot set to move", lambda: g.latest_gen() > gen, 180, 0.2)
 t_move = time.monotonic()
 hot1, cold1 = g.hvas("hot"), g.hvas("cold")
 hot_bytes, hot_in, cold_in, when = converge(vtierd, hot1, cold1, t_move, "moved hot set")
