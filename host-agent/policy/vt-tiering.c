@@ -23,6 +23,10 @@ typedef struct {
 typedef struct {
   VtTieringStats stats;
   GArray *cooldowns; /* Cooldown */
+  /* its policy as of the last round, to see a change */
+  guint weight;
+  guint64 min, max;
+  VtTierMode mode;
   /* 2 MiB chunk index -> which of the last WARMTH_ROUNDS rounds it lay in
    * a warm (or hotter) region, one bit a round (bit 0 the last): one
    * aggregation's heat of a sparse hot set flickers, see note_warmth. */
@@ -524,6 +528,17 @@ warm_slow_bytes (const VtTieringConfig *c, const VtTieringInput *in, const Place
   return bytes;
 }
 
+/* Whether the VM's policy differs from the last round's (not on its first). */
+static gboolean
+note_policy (VmState *s, const VtTieringInput *in)
+{
+  gboolean seen = s->weight != 0;
+  gboolean changed = seen && (s->weight != in->weight || s->min != in->min ||
+                              s->max != in->max || s->mode != in->mode);
+  s->weight = in->weight, s->min = in->min, s->max = in->max, s->mode = in->mode;
+  return changed;
+}
+
 /* The round's view of one VM. */
 typedef struct {
   const VtTieringInput *in;
@@ -634,6 +649,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   if (!pfns)
     g_debug ("tiering: residency by move_pages queries: %s", pfn_error->message);
   guint64 vm_top = 0;
+  gboolean policy_changed = FALSE;
 
   for (guint i = 0; i < n; i++) {
     const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
@@ -644,6 +660,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     v->allowed = vt_migrate_allowed_nodes (in->pid, NULL); /* NULL: any */
     g_ptr_array_add (allowed, v->allowed);
     v->st = &vm_state (t, in->key)->stats;
+    policy_changed |= note_policy (vm_state (t, in->key), in);
     v->measured = measure (in, tiers, pfns, v->place, v->st);
     if (v->measured)
       note_warmth (t, in, v->place);
@@ -660,6 +677,17 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     g_ptr_array_add (owned, v->taken_up);
     v->warm_slow = v->measured && in->mode == VT_TIER_MODE_AUTO && v->top_node >= 0
                      ? warm_slow_bytes (c, in, v->place) : 0;
+  }
+  /* An operator's change of a VM's weight, min, max or mode moves every
+   * share: the cooldowns, there against noise, would hold the memory that
+   * must now move where it is (seen: a live 3:1 change moved nothing for
+   * 29 s of its 60 s, the ranges moved while settling 1:1 still cooling). */
+  if (policy_changed) {
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init (&it, t->vms);
+    while (g_hash_table_iter_next (&it, NULL, &value))
+      g_array_set_size (((VmState *) value)->cooldowns, 0);
   }
   /* What VMs may have of the top tier: what they hold plus what is free,
    * less what stays free: the host's reserve, and at least the low

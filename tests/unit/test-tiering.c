@@ -310,6 +310,29 @@ test_targets_follow_weights (void)
   drop_host ();
 }
 
+/* Weights changed live from 1:1 to 1:3: the memory a took while settling
+ * 1:1 goes down for b's at once, not after the cooldown (30 s here). */
+static void
+test_policy_change_skips_cooldown (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = placement[1][p] = 1;
+  node_total[0] = (4096 + 256) * PAGE; /* room for one VM's worth, and the reserve */
+  make_host ();
+  World w;
+  world_init (&w, 2, 4);
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 20);
+  g_assert_cmpuint (count (0, 0, PAGES, 0), >=, 1800); /* 1:1: about half each */
+  g_assert_cmpuint (count (1, 0, PAGES, 0), >=, 1800);
+  w.weight[1] = 300;
+  run_rounds (t, 20); /* 2 s: well within the cooldown */
+  g_assert_cmpuint (count (1, 0, PAGES, 0), >=, 2900); /* b: about three quarters */
+  g_assert_cmpuint (count (0, 0, PAGES, 0), <=, 1200);
+  node_total[0] = NODE_PAGES * PAGE;
+  drop_host ();
+}
+
 /* Both VMs hot beyond DRAM, a's heat flickering (DAMON age 0 all along):
  * a still gives up what is above its share, so b gets its own. */
 static void
@@ -697,6 +720,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/slow-only-goes-down", test_slow_only_goes_down);
   g_test_add_func ("/tiering/targets-follow-weights", test_targets_follow_weights);
   g_test_add_func ("/tiering/flickering-heat-gives-way", test_flickering_heat_gives_way);
+  g_test_add_func ("/tiering/policy-change-skips-cooldown", test_policy_change_skips_cooldown);
   g_test_add_func ("/tiering/dead-band", test_dead_band);
   g_test_add_func ("/tiering/warm-comes-up-into-room", test_warm_comes_up_into_room);
   g_test_add_func ("/tiering/cold-makes-room-for-warm", test_cold_makes_room_for_warm);
