@@ -9,7 +9,12 @@
  *    promotions due do not fit;
  *  - promotion (as DAMOS migrate_hot): the hottest regions whose heat has
  *    held for promote-min-age aggregations, of VMs below their target, go
- *    to a top node, never into the host reserve;
+ *    to a top node, never below the host reserve or the low watermark;
+ *  - warm memory (at least half the hot threshold in 3 of the last 5
+ *    rounds, per 2 MiB chunk: a sparse hot set reads so, a passing scan
+ *    does not) comes up into room no hot memory waits for, by weight; to
+ *    make room for it, memory cold in all 5 rounds of VMs above their
+ *    target that wait for nothing goes down;
  *  - exchange within a VM: hot memory of a VM on a slow node and colder
  *    memory of the same VM on the top tier swap, paired, whatever its share
  *    and the room (Intel memory-optimizer's 1:1 swap): its top-tier bytes
@@ -18,7 +23,8 @@
  * the byte quota per interval at most, within that and a CPU-time quota:
  * promotions first as far as the top tier has room, then each demotion and
  * the promotions it makes room for; the VM furthest from its target first.
- * A range just moved is left alone for a cooldown, so nothing ping-pongs. */
+ * A range just moved is left alone for a cooldown, so nothing ping-pongs;
+ * a change of any VM's policy clears the cooldowns. */
 #pragma once
 
 #include <glib.h>
