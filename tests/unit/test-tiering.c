@@ -224,6 +224,31 @@ test_demotes_cold_to_make_room (void)
   drop_host ();
 }
 
+/* Demoting goes as far as the promotions due and the high watermark ask,
+ * not down to every VM's share: more would keep the mover from the
+ * promotions. Here a's 3072 cold pages are above its share, and b's 1024
+ * hot pages and the high watermark (819 pages free) need 1743 of them. */
+static void
+test_demotes_what_is_needed (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = 0; /* a: one hot region and cold memory, all in DRAM */
+    placement[1][p] = 1; /* b: its hot region on the slow node */
+  }
+  node_used_other[0] = NODE_PAGES - PAGES - 100; /* 100 pages free */
+  make_host ();
+  World w;
+  world_init (&w, 2, 1);
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 20);
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024); /* b's hot region came up */
+  guint down = count (0, 1024, 3072, 1);
+  g_assert_cmpuint (down, >=, 1743);
+  g_assert_cmpuint (down, <=, 1743 + 512); /* a job moves whole huge pages */
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
 /* While a full top tier is being emptied, hot memory comes up into what
  * room there is already, and into each bit demotion frees, round by round:
  * it does not wait until the demotions are done. */
@@ -716,6 +741,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/promotes-hot", test_promotes_hot);
   g_test_add_func ("/tiering/demotes-cold-to-make-room", test_demotes_cold_to_make_room);
   g_test_add_func ("/tiering/promotes-while-demoting", test_promotes_while_demoting);
+  g_test_add_func ("/tiering/demotes-what-is-needed", test_demotes_what_is_needed);
   g_test_add_func ("/tiering/off-is-left-alone", test_off_is_left_alone);
   g_test_add_func ("/tiering/slow-only-goes-down", test_slow_only_goes_down);
   g_test_add_func ("/tiering/targets-follow-weights", test_targets_follow_weights);
