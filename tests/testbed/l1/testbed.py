@@ -381,17 +381,20 @@ class Guest:
         return tbprobe.summarize(self.pid, self._translation(kind, gen))
 
     def placement_ram(self):
-        """The probe's summary for all of the guest's RAM (guest-physical
-        2 MiB up to its size: the first 2 MiB hold the legacy holes)."""
+        """The probe's count of all of the guest's RAM per host node: the
+        kernel's walk of the mappings of its RAM blocks (numa_maps), found
+        by translating each 2 MiB guest-physical chunk (the first holds the
+        legacy holes and is not linear)."""
         cache = self.__dict__.setdefault("_hva_cache", {})
-        if "ram" not in cache:
+        if "ram_ranges" not in cache:
+            chunks = cache.setdefault("chunks", {})
             mon = self.monitor()
             try:
-                cache["ram"] = tbprobe.translate(mon, range(2 << 20, self.mem << 20, 4096),
-                                                 cache.setdefault("chunks", {}))
+                tbprobe.translate(mon, range(0, self.mem << 20, tbprobe.CHUNK), chunks)
             finally:
                 mon.close()
-        return tbprobe.summarize(self.pid, cache["ram"])
+            cache["ram_ranges"] = tbprobe.host_ranges(chunks)
+        return tbprobe.ram_summary(self.pid, cache["ram_ranges"])
 
     def hvas(self, kind, gen=None):
         return sorted(h for h in self._translation(kind, gen).values() if h is not None)
