@@ -19,10 +19,13 @@
  *    memory of the same VM on the top tier swap, paired, whatever its share
  *    and the room (Intel memory-optimizer's 1:1 swap): its top-tier bytes
  *    stay as they are, and what they hold gets hotter.
- * Migrations run one at a time in a worker thread, in jobs of a quarter of
- * the byte quota per interval at most, within that and a CPU-time quota:
+ * Migrations run one at a time in a worker thread, within a byte rate and
+ * a CPU-time rate (allowances refilled by the time that passes), in jobs
+ * sized from the measured speed to a quarter of an interval's CPU:
  * promotions first as far as the top tier has room, then each demotion and
  * the promotions it makes room for; the VM furthest from its target first.
+ * A demoting round takes down what the promotions due and the high
+ * watermark ask, no more.
  * A range just moved is left alone for a cooldown, so nothing ping-pongs;
  * a change of any VM's policy clears the cooldowns. */
 #pragma once
@@ -41,7 +44,7 @@ typedef struct {
   guint64 reserve_bytes;        /* top-tier memory left to the host */
   guint low_watermark_pct;      /* top-tier free % that starts demotion */
   guint high_watermark_pct;     /* ... and that stops it */
-  guint64 bytes_per_s;          /* migration quota */
+  guint64 bytes_per_s;          /* migration rate */
   guint cpu_ms_per_s;           /* CPU time spent migrating, per second */
   guint promote_min_age;        /* aggregations hot before promotion */
   guint demote_min_age;         /* aggregations cold before demotion */
