@@ -492,17 +492,20 @@ dead_band (guint64 target)
 }
 
 /* A job's bytes, in whole huge pages: what the measured speed moves in
- * JOB_CPU_SHARE of an interval's CPU allowance (before any is measured, a
- * quarter of the round's budget). The allowance is checked between jobs,
+ * JOB_CPU_SHARE of an interval's CPU allowance (before any is measured,
+ * JOB_FIRST: the first round's 64 MiB jobs took 11.6 s on a busy emulated
+ * host, and every promotion waited). The allowance is checked between jobs,
  * and promotions and demotions take turns by jobs (merge_jobs): a job of
  * 64 MiB at the 12-15 MiB per CPU-second of a busy emulated host took
  * 4-5 CPU-seconds, and a due promotion waited behind it. */
 #define JOB_CPU_SHARE 0.25
+#define JOB_FIRST (8ull << 20)
 static guint64
 job_bytes (VtTiering *t, guint64 budget)
 {
-  guint64 bytes = budget / 4;
+  guint64 bytes = MIN (budget / 4, JOB_FIRST);
   if (t->rate_all > 0) {
+    bytes = budget / 4;
     double cpu_s = JOB_CPU_SHARE * t->config.interval_ms / 1000.0 * t->config.cpu_ms_per_s / 1000.0;
     bytes = MIN (bytes, (guint64) (t->rate_all * cpu_s));
   }
