@@ -28,6 +28,7 @@ vt_config_new_defaults (void)
   c->max_regions = 1000;
   c->max_region_bytes = 16 << 20;
   c->hot_threshold_percent = 10;
+  c->heat_half_life_ms = 1000;
   c->history = 600;
   c->residency_interval_s = 5;
   c->tiering = TRUE;
@@ -83,6 +84,7 @@ static const Option options[] = {
   OPT ("regions", "max-regions", OPT_UINT, max_regions, 3, 100000),
   OPT ("regions", "max-region-mib", OPT_MIB, max_region_bytes, 1, 1 << 20),
   OPT ("regions", "hot-threshold", OPT_UINT, hot_threshold_percent, 1, 100),
+  OPT ("regions", "heat-half-life-ms", OPT_UINT, heat_half_life_ms, 0, 600000),
   OPT ("regions", "history", OPT_UINT, history, 1, 100000),
   OPT ("regions", "residency-interval", OPT_UINT, residency_interval_s, 1, 3600),
   OPT ("tiering", "enabled", OPT_BOOL, tiering, 0, 0),

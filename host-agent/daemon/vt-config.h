@@ -25,6 +25,7 @@ typedef struct {
   guint min_regions, max_regions;
   guint64 max_region_bytes; /* a VM gets enough regions that none is larger */
   guint hot_threshold_percent;
+  guint heat_half_life_ms;  /* held heat halves in this time (vt-heat-hold.h) */
   guint history;
   guint residency_interval_s;
   /* [tiering] */

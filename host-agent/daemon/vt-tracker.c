@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/vt-error.h"
+#include "regions/vt-heat-hold.h"
 
 #define HOT_WINDOW 5
 /* The demand a VM's share is computed from: hot bytes over ~10 s, so that a
@@ -22,6 +23,7 @@ struct _VtTracker {
   const VtRamMap *map;
   VtRegionAttrs attrs;
   VtRegionSet *regions;
+  VtHeatHold *hold;      /* what the rest of vtierd sees: the regions, heat held */
   VtAccessTarget *target;
   guint hot_threshold;
   guint64 aggregations;
@@ -68,7 +70,8 @@ static void
 record_aggregation (VtTracker *t)
 {
   guint n;
-  const VtRegion *r = vt_region_set_regions (t->regions, &n);
+  const VtRegion *fresh = vt_region_set_regions (t->regions, &n);
+  const VtRegion *r = vt_heat_hold_update (t->hold, fresh, n);
   guint slot = (t->history_head + t->history_len) % t->history_cap;
   if (t->history_len == t->history_cap)
     t->history_head = (t->history_head + 1) % t->history_cap;
@@ -76,7 +79,7 @@ record_aggregation (VtTracker *t)
     t->history_len++;
   heat_row_fill (&t->history[slot], t->map, r, n, vt_region_set_max_accesses (t->regions));
   t->recent_hot[t->aggregations % DEMAND_WINDOW] =
-    vt_region_set_bytes_at_least (t->regions, t->hot_threshold);
+    vt_regions_bytes_at_least (r, n, t->hot_threshold);
   t->aggregations++;
 }
 
@@ -148,6 +151,10 @@ vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map, G
                  t->attrs.max_nr_regions);
     return NULL;
   }
+  t->hold = vt_heat_hold_new (config->aggr_us, (guint64) config->heat_half_life_ms * 1000);
+  guint n_initial;
+  const VtRegion *initial = vt_region_set_regions (t->regions, &n_initial);
+  vt_heat_hold_update (t->hold, initial, n_initial); /* all cold until the first aggregation */
   guint max = vt_region_set_max_accesses (t->regions);
   t->hot_threshold = MAX (1, (max * config->hot_threshold_percent + 99) / 100);
   t->history_cap = MAX (config->history, 1);
@@ -172,6 +179,7 @@ vt_tracker_free (VtTracker *t)
   g_clear_handle_id (&t->sample_timer, g_source_remove);
   g_clear_pointer (&t->target, vt_access_detach);
   g_clear_pointer (&t->regions, vt_region_set_free);
+  g_clear_pointer (&t->hold, vt_heat_hold_free);
   g_free (t->history);
   g_free (t);
 }
@@ -186,7 +194,7 @@ vt_tracker_load (VtTracker *t, const VtRegion *regions, guint n)
 const VtRegion *
 vt_tracker_regions (VtTracker *t, guint *n)
 {
-  return vt_region_set_regions (t->regions, n);
+  return vt_heat_hold_regions (t->hold, n);
 }
 
 guint

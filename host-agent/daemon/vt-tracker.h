@@ -34,6 +34,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtTracker, vt_tracker_free)
 /* A finished aggregation from the kernel. */
 void vt_tracker_load (VtTracker *tracker, const VtRegion *regions, guint n);
 
+/* The regions of the last aggregation, their heat held (vt-heat-hold.h):
+ * what vtierd calls hot, tiers and reports. */
 const VtRegion *vt_tracker_regions (VtTracker *tracker, guint *n);
 guint vt_tracker_max_accesses (VtTracker *tracker);
 guint vt_tracker_hot_threshold (VtTracker *tracker); /* nr_accesses from which hot */

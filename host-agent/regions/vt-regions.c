@@ -240,16 +240,21 @@ vt_region_set_regions (const VtRegionSet *set, guint *n)
 }
 
 guint64
+vt_regions_bytes_at_least (const VtRegion *regions, guint n, guint min_accesses)
+{
+  guint64 bytes = 0;
+  for (guint i = 0; i < n; i++)
+    if (regions[i].nr_accesses >= min_accesses)
+      bytes += regions[i].end - regions[i].start;
+  return bytes;
+}
+
+guint64
 vt_region_set_bytes_at_least (const VtRegionSet *set, guint min_accesses)
 {
   g_return_val_if_fail (set, 0);
-  guint64 bytes = 0;
-  for (guint i = 0; i < set->regions->len; i++) {
-    const VtRegion *r = region_at (set, i);
-    if (r->nr_accesses >= min_accesses)
-      bytes += region_size (r);
-  }
-  return bytes;
+  return vt_regions_bytes_at_least ((const VtRegion *) set->regions->data, set->regions->len,
+                                    min_accesses);
 }
 
 /* --- Sampling -------------------------------------------------------- */

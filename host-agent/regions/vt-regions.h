@@ -83,3 +83,5 @@ void vt_region_set_load (VtRegionSet *set, const VtRegion *regions, guint n);
 const VtRegion *vt_region_set_regions (const VtRegionSet *set, guint *n);
 /* Bytes in regions whose nr_accesses is at least `min_accesses`. */
 guint64 vt_region_set_bytes_at_least (const VtRegionSet *set, guint min_accesses);
+/* The same, of any array of regions. */
+guint64 vt_regions_bytes_at_least (const VtRegion *regions, guint n, guint min_accesses);

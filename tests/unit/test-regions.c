@@ -5,6 +5,7 @@
  * and say how much. */
 #include <glib.h>
 
+#include "regions/vt-heat-hold.h"
 #include "regions/vt-regions.h"
 
 #define KiB (G_GUINT64_CONSTANT (1024))
@@ -802,6 +803,78 @@ test_same_seed_same_regions (void)
   g_assert_false (same_regions (a, c));
 }
 
+/* --- Held heat --------------------------------------------------------- */
+
+/* A hot region read cold for a few aggregations (its vCPU off the host CPU)
+ * stays hot, and cools within a few half-lives once it is cold for good. */
+static void
+test_hold_bridges_cold_readings (void)
+{
+  /* 200 ms aggregations, half-life 1 s: x0.871 per aggregation. */
+  g_autoptr (VtHeatHold) hold = vt_heat_hold_new (200000, 1000000);
+  VtRegion r[2] = { { .start = 0, .end = 8 * MiB, .nr_accesses = SAMPLES },
+                    { .start = 8 * MiB, .end = 64 * MiB, .nr_accesses = 0 } };
+  guint n;
+  vt_heat_hold_update (hold, r, 2);
+  r[0].nr_accesses = 0;
+  guint hot_for = 0;
+  for (guint i = 0; i < 30; i++) {
+    const VtRegion *held = vt_heat_hold_update (hold, r, 2);
+    g_assert_cmpuint (held[1].nr_accesses, ==, 0);
+    if (held[0].nr_accesses >= THRESHOLD)
+      hot_for++;
+    else
+      break;
+  }
+  /* 40, 34, 29, 25, ... 4 (rounded down each time): a full reading stays
+   * above 10% for 13 aggregations, 2.6 s */
+  g_assert_cmpuint (hot_for, ==, 13);
+  /* A fresh reading above the held one wins at once. */
+  r[1].nr_accesses = SAMPLES / 2;
+  const VtRegion *held = vt_heat_hold_update (hold, r, 2);
+  g_assert_cmpuint (held[1].nr_accesses, ==, SAMPLES / 2);
+  g_assert_true (vt_heat_hold_regions (hold, &n) == held);
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_cmpuint (vt_regions_bytes_at_least (held, n, THRESHOLD), ==, 56 * MiB);
+}
+
+/* When DAMON splits and merges between aggregations, the held heat follows
+ * the bytes: a split keeps its parent's, a merge takes the byte-weighted
+ * mean, a region of bytes nobody held before starts cold. */
+static void
+test_hold_follows_split_and_merge (void)
+{
+  g_autoptr (VtHeatHold) hold = vt_heat_hold_new (200000, 200000); /* x0.5 */
+  VtRegion before[3] = { { .start = 0, .end = 4 * MiB, .nr_accesses = 40 },
+                         { .start = 4 * MiB, .end = 8 * MiB, .nr_accesses = 0 },
+                         { .start = 16 * MiB, .end = 20 * MiB, .nr_accesses = 20 } };
+  vt_heat_hold_update (hold, before, 3);
+  VtRegion after[5] = { { .start = 0, .end = 1 * MiB },          /* split of the hot one */
+                        { .start = 1 * MiB, .end = 2 * MiB },
+                        { .start = 2 * MiB, .end = 8 * MiB },    /* hot 2 MiB + cold 4 MiB */
+                        { .start = 12 * MiB, .end = 16 * MiB },  /* bytes never held */
+                        { .start = 16 * MiB, .end = 20 * MiB, .nr_accesses = 30 } };
+  const VtRegion *held = vt_heat_hold_update (hold, after, 5);
+  g_assert_cmpuint (held[0].nr_accesses, ==, 20);
+  g_assert_cmpuint (held[1].nr_accesses, ==, 20);
+  g_assert_cmpuint (held[2].nr_accesses, ==, 6);  /* 0.5 x (2 x 40 + 4 x 0) / 6 = 6.67 */
+  g_assert_cmpuint (held[3].nr_accesses, ==, 0);
+  g_assert_cmpuint (held[4].nr_accesses, ==, 30); /* fresh 30 > held 10 */
+  g_assert_cmpuint (held[2].start, ==, 2 * MiB);
+  g_assert_cmpuint (held[2].end, ==, 8 * MiB);
+}
+
+/* Half-life 0: no hold, the fresh counts pass through. */
+static void
+test_hold_off (void)
+{
+  g_autoptr (VtHeatHold) hold = vt_heat_hold_new (200000, 0);
+  VtRegion r = { .start = 0, .end = 4 * MiB, .nr_accesses = 40 };
+  vt_heat_hold_update (hold, &r, 1);
+  r.nr_accesses = 1;
+  g_assert_cmpuint (vt_heat_hold_update (hold, &r, 1)->nr_accesses, ==, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -822,5 +895,8 @@ main (int argc, char **argv)
   g_test_add_func ("/regions/load/keeps-kernel-view", test_load_keeps_kernel_view);
   g_test_add_func ("/regions/bytes-at-least", test_bytes_at_least);
   g_test_add_func ("/regions/same-seed-same-regions", test_same_seed_same_regions);
+  g_test_add_func ("/regions/hold/bridges-cold-readings", test_hold_bridges_cold_readings);
+  g_test_add_func ("/regions/hold/follows-split-and-merge", test_hold_follows_split_and_merge);
+  g_test_add_func ("/regions/hold/off", test_hold_off);
   return g_test_run ();
 }

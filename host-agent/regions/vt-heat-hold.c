@@ -1,0 +1,62 @@
+#include "regions/vt-heat-hold.h"
+
+#include <math.h>
+
+struct _VtHeatHold {
+  double decay;   /* per aggregation, 0..1 */
+  GArray *held;   /* VtRegion, sorted by start */
+};
+
+VtHeatHold *
+vt_heat_hold_new (guint64 aggr_us, guint64 half_life_us)
+{
+  VtHeatHold *h = g_new0 (VtHeatHold, 1);
+  h->decay = half_life_us ? exp2 (-(double) aggr_us / (double) half_life_us) : 0.0;
+  h->held = g_array_new (FALSE, FALSE, sizeof (VtRegion));
+  return h;
+}
+
+void
+vt_heat_hold_free (VtHeatHold *h)
+{
+  if (!h)
+    return;
+  g_array_unref (h->held);
+  g_free (h);
+}
+
+const VtRegion *
+vt_heat_hold_update (VtHeatHold *h, const VtRegion *fresh, guint n)
+{
+  g_autoptr (GArray) next = g_array_sized_new (FALSE, FALSE, sizeof (VtRegion), n);
+  const VtRegion *old = (const VtRegion *) h->held->data;
+  guint n_old = h->held->len, j = 0;
+
+  for (guint i = 0; i < n; i++) {
+    VtRegion r = fresh[i];
+    /* Old regions wholly before this one can serve no later one either:
+     * both lists are sorted and disjoint. */
+    while (j < n_old && old[j].end <= r.start)
+      j++;
+    double weighted = 0;
+    for (guint k = j; k < n_old && old[k].start < r.end; k++) {
+      guint64 lo = MAX (old[k].start, r.start), hi = MIN (old[k].end, r.end);
+      weighted += (double) (hi - lo) * old[k].nr_accesses;
+    }
+    if (r.end > r.start) {
+      guint decayed = (guint) (h->decay * weighted / (double) (r.end - r.start));
+      r.nr_accesses = MAX (r.nr_accesses, decayed);
+    }
+    g_array_append_val (next, r);
+  }
+  g_array_unref (h->held);
+  h->held = g_steal_pointer (&next);
+  return (const VtRegion *) h->held->data;
+}
+
+const VtRegion *
+vt_heat_hold_regions (const VtHeatHold *h, guint *n)
+{
+  *n = h->held->len;
+  return (const VtRegion *) h->held->data;
+}

@@ -1,0 +1,35 @@
+/* What vtierd calls a region's heat: its nr_accesses held at the recent
+ * peak and let decay, rather than the last aggregation's alone.
+ *
+ * One aggregation (200 ms) of a guest whose vCPU did not run, or ran its
+ * checksum pass, reads its hot set cold: seen in the heat scenario on a
+ * loaded host, the hot pages in regions over the threshold swung from 99% to
+ * 0% and back between polls 4 s apart, and the tiering and the reports swung
+ * with them. Kernel DAMON smooths the same way for its schemes
+ * (nr_accesses_bp, a moving sum); here a region is as hot as its fresh count,
+ * or as the decayed heat the same bytes had, whichever is higher, so a hot
+ * set that moves is hot at its new place at once and cools at its old one
+ * within a few half-lives. The held regions have the fresh regions'
+ * boundaries and ages: only nr_accesses is held. */
+#pragma once
+
+#include <glib.h>
+
+#include "regions/vt-regions.h"
+
+typedef struct _VtHeatHold VtHeatHold;
+
+/* Held heat halves every `half_life_us` (0: no hold, the fresh counts as they
+ * are); aggregations come every `aggr_us`. */
+VtHeatHold *vt_heat_hold_new (guint64 aggr_us, guint64 half_life_us);
+void vt_heat_hold_free (VtHeatHold *hold);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtHeatHold, vt_heat_hold_free)
+
+/* Takes a finished aggregation (`fresh`, sorted by start, disjoint) and
+ * returns the held regions: the same `n` regions, each with nr_accesses =
+ * max (fresh, decayed byte-weighted mean of the held heat its bytes had).
+ * Valid until the next update. */
+const VtRegion *vt_heat_hold_update (VtHeatHold *hold, const VtRegion *fresh, guint n);
+
+/* The held regions of the last update (none before the first). */
+const VtRegion *vt_heat_hold_regions (const VtHeatHold *hold, guint *n);
