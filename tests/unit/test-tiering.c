@@ -118,6 +118,7 @@ typedef struct {
   guint weight[2];
   VtTierMode mode[2];
   const GArray *fast_nodes; /* VM a's own fast nodes, or NULL */
+  guint64 extra_demand[2];  /* demand beyond the hot regions (a past scan's) */
   guint n_vms;
 } World;
 
@@ -136,6 +137,7 @@ inputs (GArray *out, gpointer data)
     for (int r = 0; r < 4; r++)
       if (w->regions[v][r].nr_accesses >= 4)
         in.demand += w->regions[v][r].end - w->regions[v][r].start;
+    in.demand += w->extra_demand[v];
     g_array_append_val (out, in);
   }
 }
@@ -245,6 +247,64 @@ test_demotes_what_is_needed (void)
   guint down = count (0, 1024, 3072, 1);
   g_assert_cmpuint (down, >=, 1743);
   g_assert_cmpuint (down, <=, 1743 + 512); /* a job moves whole huge pages */
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
+/* A share sized by a demand beyond what is hot now (b's 80th percentile
+ * remembers a scan of 2048 more pages) makes room for what can come up,
+ * b's 1024 hot pages, not for the whole share: the same 1743 pages of a go
+ * down as above, not its 3072 cold pages. */
+static void
+test_demotes_for_what_can_come_up (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = 0;
+    placement[1][p] = 1;
+  }
+  node_used_other[0] = NODE_PAGES - PAGES - 100;
+  make_host ();
+  World w;
+  world_init (&w, 2, 1);
+  w.extra_demand[1] = 2048 * PAGE;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 20);
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024);
+  guint down = count (0, 1024, 3072, 1);
+  g_assert_cmpuint (down, >=, 1743);
+  g_assert_cmpuint (down, <=, 1743 + 512);
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
+/* With free memory between the low watermark and the reserve, a round's
+ * promotions go ahead of the demotions that give the reserve back: the
+ * first job of the round moves hot memory up. */
+static void
+test_promotes_ahead_into_reserve (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = 0;
+    placement[1][p] = 1;
+  }
+  /* 1000 pages free: below the reserve (1024), above the low watermark
+   * (410) by more than a job's 512. */
+  node_used_other[0] = NODE_PAGES - PAGES - 1000;
+  make_host ();
+  World w;
+  world_init (&w, 2, 1);
+  VtTieringConfig one_job = config;
+  one_job.bytes_per_s = 20ull << 20; /* 2 MiB a round: one job */
+  one_job.reserve_bytes = 1024 * PAGE;
+  g_autoptr (VtTiering) t = vt_tiering_new (&one_job, inputs, &w);
+  /* The first job moved (a round's 2 MiB) is b's, not a's. */
+  while (count (1, 0, 1024, 0) == 0 && count (0, 0, PAGES, 1) == 0)
+    run_rounds (t, 1);
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 512);
+  g_assert_cmpuint (count (0, 0, PAGES, 1), ==, 0);
+  run_rounds (t, 30);
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024);
+  g_assert_cmpuint (node_free (0), >=, 410 * PAGE); /* never below the low watermark for long */
   node_used_other[0] = 0;
   drop_host ();
 }
@@ -742,6 +802,8 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/demotes-cold-to-make-room", test_demotes_cold_to_make_room);
   g_test_add_func ("/tiering/promotes-while-demoting", test_promotes_while_demoting);
   g_test_add_func ("/tiering/demotes-what-is-needed", test_demotes_what_is_needed);
+  g_test_add_func ("/tiering/demotes-for-what-can-come-up", test_demotes_for_what_can_come_up);
+  g_test_add_func ("/tiering/promotes-ahead-into-reserve", test_promotes_ahead_into_reserve);
   g_test_add_func ("/tiering/off-is-left-alone", test_off_is_left_alone);
   g_test_add_func ("/tiering/slow-only-goes-down", test_slow_only_goes_down);
   g_test_add_func ("/tiering/targets-follow-weights", test_targets_follow_weights);
