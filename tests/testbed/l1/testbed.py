@@ -68,12 +68,37 @@ def _vanished():
         return gone
     # Silent consoles: watched for HUNG_S here and now, as the file's mtime
     # is the host's clock (a 9p share), not L1's.
+    # The workload's lines, not the console's bytes: a guest kernel stuck
+    # with its workload may still print (lockup and stall reports).
     started = [g for g in _guests if not g.stopped
                and any(ln.startswith("VTWL READY") for ln in g.workload_lines())]
-    before = {g.name: len(read(g.log_path, "") or "") for g in started}
+    before = {g.name: (len(g.workload_lines()), len(read(g.log_path, "") or "")) for g in started}
     if started:
         time.sleep(HUNG_S)
-    return [g for g in started if g.alive() and len(read(g.log_path, "") or "") == before[g.name]]
+    hung = []
+    for g in started:
+        now = (len(g.workload_lines()), len(read(g.log_path, "") or ""))
+        log(f"guest {g.name}: {now[0] - before[g.name][0]} workload line(s), "
+            f"{now[1] - before[g.name][1]} console byte(s) in {HUNG_S} s")
+        if g.alive() and now[0] == before[g.name][0]:
+            hung.append(g)
+            _dump_threads(g)
+    return hung
+
+
+def _dump_threads(g):
+    """Where a hung guest's QEMU threads are, for the flake table: state,
+    wait channel and kernel stack of each, in /results/NAME.hung.txt."""
+    out = []
+    for tid in sorted(os.listdir(f"/proc/{g.pid}/task"), key=int):
+        base = f"/proc/{g.pid}/task/{tid}"
+        stat = (read(f"{base}/stat", "") or "").rsplit(")", 1)
+        comm = (read(f"{base}/comm", "") or "").strip()
+        out.append(f"{tid} {comm} state={stat[-1].split()[0] if len(stat) > 1 else '?'} "
+                   f"wchan={read(f'{base}/wchan', '') or '?'}")
+        out.append((read(f"{base}/stack", "") or "").rstrip())
+    with open(f"{RESULTS}/{g.name}.hung.txt", "w") as f:
+        f.write("\n".join(out) + "\n")
 
 
 def _exit_if_a_guest_vanished():
@@ -81,7 +106,7 @@ def _exit_if_a_guest_vanished():
     if gone:
         for g in gone:
             how = g.how_it_ended() if not g.alive() else \
-                f"hung: its QEMU runs, its console silent for {HUNG_S} s " \
+                f"hung: its QEMU runs, its workload silent for {HUNG_S} s " \
                 f"(last: {(g.workload_lines() or ['nothing'])[-1][:80]})"
             print(f"tb: guest {g.name} vanished: {how}", flush=True)
         print("tb: the testbed, not the test, failed", flush=True)
