@@ -235,6 +235,7 @@ typedef struct {
   guint64 planned;   /* bytes its jobs are expected to move */
   guint64 eligible;  /* bytes of eligible regions, cooling or not */
   guint64 cooling;   /* of those, in ranges moved the other way recently */
+  guint64 young;     /* promotion: hot bytes on a slow node, younger than promote-min-age */
 } PlanResult;
 
 /* Adds jobs moving up to `bytes` of a VM's eligible regions: for promotion
@@ -259,6 +260,9 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
     g_autoptr (GArray) cands = g_array_new (FALSE, FALSE, sizeof (Candidate));
     for (guint i = 0; i < in->n_regions; i++) {
       const VtRegion *r = &in->regions[i];
+      if (promote && !taken[i] && place[i].slow > 0 && r->nr_accesses >= in->hot_threshold &&
+          r->age < t->config.promote_min_age)
+        res.young += place[i].slow;
       if (taken[i] || !eligible (&t->config, in, r, &place[i], promote, pass, depth))
         continue;
       guint64 movable = promote ? place[i].slow : place[i].top;
@@ -927,11 +931,13 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     g_debug ("tiering %s: target %" G_GUINT64_FORMAT " MiB, top tier %" G_GUINT64_FORMAT
              " MiB (hot %" G_GUINT64_FORMAT "), slow %" G_GUINT64_FORMAT " MiB (hot %"
              G_GUINT64_FORMAT "), demand %" G_GUINT64_FORMAT " MiB; up %" G_GUINT64_FORMAT
-             ", down %" G_GUINT64_FORMAT ", exchange %" G_GUINT64_FORMAT " MiB, warm %"
+             " (young %" G_GUINT64_FORMAT ", cooling %" G_GUINT64_FORMAT "), down %"
+             G_GUINT64_FORMAT ", exchange %" G_GUINT64_FORMAT " MiB, warm %"
              G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " MiB: %s",
              v->in->name, v->target >> 20, v->current >> 20, v->st->hot_top >> 20,
              v->st->slow_bytes >> 20, v->st->hot_slow >> 20, v->in->demand >> 20,
-             v->up.planned >> 20, v->down.planned >> 20, v->swap_up.planned >> 20,
+             v->up.planned >> 20, v->up.young >> 20, v->up.cooling >> 20, v->down.planned >> 20,
+             v->swap_up.planned >> 20,
              v->warm.planned >> 20, v->warm_slow >> 20,
              vt_tiering_status_name (v->st->status));
   }
