@@ -33,7 +33,23 @@ typedef struct {
   GHashTable *warm_rounds;
   /* its jobs of the last round: did any page move, did any fail? */
   guint jobs, jobs_moved, jobs_failed;
+  GArray *retries; /* Retry: promotions the kernel found busy */
 } VmState;
+
+/* A promotion some of whose pages the kernel could not move now (EBUSY,
+ * EAGAIN: a page under I/O, or referenced while it was to be frozen; seen
+ * in pressure-split, three hot 2 MiB chunks of a busy guest, which then
+ * read cold to DAMON and were never tried again, and the hot set stayed
+ * at 90.6%). It is tried again a few rounds later whatever the heat says
+ * then: the decision was made on heat seconds old. */
+typedef struct {
+  guint64 start, end;
+  int node;
+  guint tries;
+  gint64 not_before_us;
+} Retry;
+#define RETRY_MAX 5
+#define RETRY_BACKOFF_ROUNDS 2 /* times the tries so far */
 
 typedef struct {
   gpointer key;
@@ -45,6 +61,7 @@ typedef struct {
   gboolean hot;      /* out of a hot region */
   guint64 bytes;     /* what it is expected to move */
   guint64 max_bytes; /* it stops once it moved this much (0: the round's budget) */
+  guint tries;       /* earlier tries that found pages busy (a Retry's) */
 } Job;
 
 /* A region's bytes on each tier (exact, page by page), and what its
@@ -85,6 +102,7 @@ static void
 vm_state_free (VmState *s)
 {
   g_array_unref (s->cooldowns);
+  g_array_unref (s->retries);
   g_hash_table_unref (s->warm_rounds);
   g_free (s);
 }
@@ -96,6 +114,7 @@ vm_state (VtTiering *t, gpointer key)
   if (!s) {
     s = g_new0 (VmState, 1);
     s->cooldowns = g_array_new (FALSE, FALSE, sizeof (Cooldown));
+    s->retries = g_array_new (FALSE, FALSE, sizeof (Retry));
     s->warm_rounds = g_hash_table_new (g_direct_hash, NULL);
     g_hash_table_insert (t->vms, key, s);
   }
@@ -291,7 +310,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
         for (guint64 left = need; left > 0;) {
           guint64 piece = MIN (left, chunk);
           Job job = { in->key, in->pid, r->start, r->end, node, promote, exchange, hot, piece,
-                      piece };
+                      piece, 0 };
           g_array_append_val (jobs, job);
           left -= piece;
         }
@@ -302,7 +321,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       for (guint64 at = r->start; at < r->end; at += chunk) {
         guint64 to = MIN (r->end, at + chunk);
         Job job = { in->key, in->pid, at, to, node, promote, exchange, hot,
-                    (guint64) (part * (double) (to - at)), 0 };
+                    (guint64) (part * (double) (to - at)), 0, 0 };
         g_array_append_val (jobs, job);
       }
       res.planned += movable;
@@ -390,6 +409,12 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
                     g_get_monotonic_time () + (gint64) t->config.cooldown_s * G_USEC_PER_SEC,
                     job->promote };
     g_array_append_val (s->cooldowns, cd);
+    if (job->promote && st->busy > 0 && job->tries + 1 < RETRY_MAX) {
+      Retry retry = { job->start, job->end, job->node, job->tries + 1,
+                      g_get_monotonic_time () + (gint64) (job->tries + 1) * RETRY_BACKOFF_ROUNDS *
+                                                  t->config.interval_ms * 1000 };
+      g_array_append_val (s->retries, retry);
+    }
     if (st->out_of_memory)
       t->next_job = t->jobs->len; /* the target node is full: end the round */
   }
@@ -643,6 +668,37 @@ largest_imbalance_first (gconstpointer a, gconstpointer b)
   return x->imbalance > y->imbalance ? -1 : x->imbalance < y->imbalance;
 }
 
+/* Queues a VM's promotions that found pages busy and are due again, into
+ * at most `room` bytes; returns the bytes queued. */
+static guint64
+take_retries (VtTiering *t, VmRound *v, guint64 room, GArray *promotes)
+{
+  VmState *s = vm_state (t, v->in->key);
+  gint64 now = g_get_monotonic_time ();
+  guint64 queued = 0;
+  for (guint i = 0; i < s->retries->len;) {
+    const Retry *r = &g_array_index (s->retries, Retry, i);
+    if (r->not_before_us > now) {
+      i++;
+      continue;
+    }
+    guint64 bytes = MIN (r->end - r->start, room - queued);
+    gboolean wanted = v->in->mode != VT_TIER_MODE_OFF && v->in->mode != VT_TIER_MODE_SLOW_ONLY;
+    if (wanted && bytes == 0) {
+      i++; /* no room this round: kept for the next */
+      continue;
+    }
+    if (wanted) {
+      Job job = { v->in->key, v->in->pid, r->start, r->end, r->node, TRUE, FALSE, TRUE, bytes,
+                  bytes, r->tries };
+      g_array_append_val (promotes, job);
+      queued += bytes;
+    }
+    g_array_remove_index_fast (s->retries, i);
+  }
+  return queued;
+}
+
 /* The VMs in the order their moves go: furthest from their target first. */
 static GPtrArray *
 by_imbalance (VmRound *vr, guint n, gboolean promote)
@@ -852,6 +908,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     freed += v->down.planned;
   }
   guint64 promote_room = room + freed;
+  for (guint i = 0; i < n; i++)
+    promote_room -= take_retries (t, &vr[i], promote_room, promotes);
   g_autoptr (GPtrArray) up_order = by_imbalance (vr, n, TRUE);
   for (guint k = 0; k < up_order->len; k++) {
     VmRound *v = up_order->pdata[k];
