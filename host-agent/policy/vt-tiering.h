@@ -7,8 +7,8 @@
  *    for the promotions due), the coldest, oldest regions of VMs above
  *    their target go to a slow node; warmer ones too only when the
  *    promotions due do not fit;
- *  - promotion (as DAMOS migrate_hot): the hottest regions whose heat has
- *    held for promote-min-age aggregations, of VMs below their target, go
+ *  - promotion (as DAMOS migrate_hot): the hottest regions (heat held,
+ *    and aged promote-min-age aggregations), of VMs below their target, go
  *    to a top node, never below the host reserve or the low watermark;
  *  - warm memory (at least half the hot threshold in 3 of the last 5
  *    rounds, per 2 MiB chunk: a sparse hot set reads so, a passing scan
