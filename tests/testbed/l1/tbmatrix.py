@@ -384,8 +384,32 @@ def run_case(case, title=None, kill_mid_migration=False):
                      if per_node is not None else ""), flush=True)
         return out
 
+    def stragglers(g):
+        """For a reader of a failed window: the busy VM's hot pages still
+        off node0, coalesced into ranges, beside vtierd's regions over them
+        (heat, age): what vtierd believed of the memory it left behind."""
+        hvas = g.hvas("hot")
+        nodes = tbprobe.nodes_of(g.pid, hvas)
+        left = [h for h, n in zip(hvas, nodes) if n != 0]
+        runs = []
+        for h in left:
+            if runs and h == runs[-1][1]:
+                runs[-1][1] = h + 4096
+            else:
+                runs.append([h, h + 4096])
+        heat = vtierd.ctl("heat", g.name)
+        print(f"{g.name}: {len(left)} hot pages off node0 in {len(runs)} ranges; vtierd's hot "
+              f"threshold {heat['hot_threshold']} of {heat.get('max_accesses', '?')}", flush=True)
+        for lo, hi in runs[:12]:
+            over = [f"{r['nr_accesses']}/age {r['age']} ({r['size'] >> 10} KiB)"
+                    for r in heat["regions"]
+                    if r["hva_start"] < hi and lo < r["hva_start"] + r["size"]]
+            print(f"  0x{lo:x}+{(hi - lo) >> 10} KiB: regions {', '.join(over) or 'none'}", flush=True)
+
     def check_window(reached, samples, what, since, before_what, before):
         for g in busy:
+            if reached[g.name] is None:
+                stragglers(g)
             check(reached[g.name] is not None,
                   f"{g.name}: >= 95% of its {what} on node0 within {WINDOW_S} s of {since} "
                   f"({samples[-1][g.name]:.1%} at +{samples[-1]['t']} s; {before_what} "
