@@ -199,6 +199,16 @@ vt_access_target_take_error (VtAccessTarget *t)
   return t->sampler ? vt_page_sampler_take_error (t->sampler) : NULL;
 }
 
+gboolean
+vt_access_target_set_intervals (VtAccessTarget *t, guint64 sample_us, guint64 aggr_us,
+                                GError **error)
+{
+  /* The own sampler's timers are the caller's. */
+  if (t->sampler)
+    return TRUE;
+  return vt_damon_set_intervals (t->access->damon, t->key, sample_us, aggr_us, error);
+}
+
 GPid
 vt_access_target_kdamond (VtAccessTarget *t)
 {

@@ -548,6 +548,30 @@ vt_damon_remove_target (VtDamon *damon, gpointer target_key)
   *slot = (DamonSlot) { 0 };
 }
 
+gboolean
+vt_damon_set_intervals (VtDamon *damon, gpointer target_key, guint64 sample_us, guint64 aggr_us,
+                        GError **error)
+{
+  g_return_val_if_fail (damon != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  DamonSlot *slot = slot_of_key (damon, target_key);
+  if (!slot) {
+    g_set_error (error, VT_ERROR, VT_ERROR_INVALID, "DAMON monitors no target %p", target_key);
+    return FALSE;
+  }
+  guint i = (guint) (slot - damon->slots);
+  /* "commit" hands the running kdamond the directory's values; it keeps its
+   * regions, rescaling their counts and ages to the new intervals. */
+  if (!slot_write_u64 (damon, i, INTERVALS "sample_us", sample_us, error) ||
+      !slot_write_u64 (damon, i, INTERVALS "aggr_us", aggr_us, error) ||
+      !slot_write (damon, i, "state", "commit", error)) {
+    g_prefix_error (error, "DAMON slot %u, new intervals %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+                    " us: ", i, sample_us, aggr_us);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 GPid
 vt_damon_get_kdamond_pid (VtDamon *damon, gpointer target_key)
 {

@@ -46,6 +46,9 @@ gboolean vt_damon_add_target (VtDamon *damon, gpointer target_key, GPid pid,
                               const VtRegionAttrs *attrs, GError **error);
 /* Stops it and frees its slot. Unknown keys are ignored. */
 void vt_damon_remove_target (VtDamon *damon, gpointer target_key);
+/* New sampling and aggregation intervals for a running target. */
+gboolean vt_damon_set_intervals (VtDamon *damon, gpointer target_key, guint64 sample_us,
+                                 guint64 aggr_us, GError **error);
 /* The kdamond's thread id (for CPU accounting), or 0. */
 GPid vt_damon_get_kdamond_pid (VtDamon *damon, gpointer target_key);
 

@@ -57,6 +57,14 @@ lookup_u64 (GVariant *dict, const char *key)
   return g_variant_lookup (dict, key, "t", &value) ? value : 0;
 }
 
+/* What a region's age counts (an older vtierd: the aggregation interval). */
+static guint64
+lookup_age_unit_us (GVariant *info)
+{
+  guint64 unit = lookup_u64 (info, "age_unit_us");
+  return unit ? unit : lookup_u64 (info, "aggr_us");
+}
+
 static guint
 lookup_u32 (GVariant *dict, const char *key)
 {
@@ -463,7 +471,7 @@ vt_ctl_format_heat_text (GVariant *info, GVariant *regions)
   g_autoptr (GArray) sorted = heat_regions_sorted (regions);
   guint max_accesses = lookup_u32 (info, "max_accesses");
   guint hot_threshold = lookup_u32 (info, "hot_threshold");
-  guint64 aggr_us = lookup_u64 (info, "aggr_us");
+  guint64 aggr_us = lookup_u64 (info, "aggr_us"), age_unit_us = lookup_age_unit_us (info);
   guint n_hot;
   g_autofree char *hot = vt_ctl_format_size (hot_bytes (sorted, hot_threshold, &n_hot));
   g_autofree char *sample = vt_ctl_format_duration_us (lookup_u64 (info, "sample_us"));
@@ -491,7 +499,7 @@ vt_ctl_format_heat_text (GVariant *info, GVariant *regions)
                                 r->guest_start, r->guest_end),
                vt_ctl_format_size (region_size (r)),
                g_strdup_printf ("%u/%u", r->nr_accesses, max_accesses),
-               g_strdup_printf ("%u (%.1f s)", r->age, r->age * (double) aggr_us / 1e6),
+               g_strdup_printf ("%u (%.1f s)", r->age, r->age * (double) age_unit_us / 1e6),
                heat_bar (r->nr_accesses, max_accesses));
   }
   g_autofree gsize *widths = table_widths (&table);
@@ -508,7 +516,7 @@ vt_ctl_format_heat_json (GVariant *info, GVariant *regions)
 
   g_autoptr (GArray) sorted = heat_regions_sorted (regions);
   guint hot_threshold = lookup_u32 (info, "hot_threshold");
-  guint64 aggr_us = lookup_u64 (info, "aggr_us");
+  guint64 age_unit_us = lookup_age_unit_us (info);
   guint n_hot;
   guint64 hot = hot_bytes (sorted, hot_threshold, &n_hot);
 
@@ -535,7 +543,7 @@ vt_ctl_format_heat_json (GVariant *info, GVariant *regions)
     json_builder_set_member_name (builder, "age");
     json_builder_add_int_value (builder, r->age);
     json_builder_set_member_name (builder, "age_s");
-    json_builder_add_double_value (builder, r->age * (double) aggr_us / 1e6);
+    json_builder_add_double_value (builder, r->age * (double) age_unit_us / 1e6);
     json_builder_set_member_name (builder, "hot");
     json_builder_add_boolean_value (builder, r->nr_accesses >= hot_threshold);
     json_builder_end_object (builder);

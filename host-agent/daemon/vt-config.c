@@ -29,6 +29,9 @@ vt_config_new_defaults (void)
   c->max_region_bytes = 16 << 20;
   c->hot_threshold_percent = 10;
   c->heat_half_life_ms = 1000;
+  /* Up to 160 ms / 6.4 s at the default intervals: a hot set touched every
+   * 640 ms still reads a quarter of the maximum (vt-interval-tune.h). */
+  c->max_interval_scale = 32;
   c->history = 600;
   c->residency_interval_s = 5;
   c->tiering = TRUE;
@@ -90,6 +93,7 @@ static const Option options[] = {
   OPT ("regions", "max-region-mib", OPT_MIB, max_region_bytes, 1, 1 << 20),
   OPT ("regions", "hot-threshold", OPT_UINT, hot_threshold_percent, 1, 100),
   OPT ("regions", "heat-half-life-ms", OPT_UINT, heat_half_life_ms, 0, 600000),
+  OPT ("regions", "max-interval-scale", OPT_UINT, max_interval_scale, 1, 1024),
   OPT ("regions", "history", OPT_UINT, history, 1, 100000),
   OPT ("regions", "residency-interval", OPT_UINT, residency_interval_s, 1, 3600),
   OPT ("tiering", "enabled", OPT_BOOL, tiering, 0, 0),

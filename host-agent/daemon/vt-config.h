@@ -26,6 +26,7 @@ typedef struct {
   guint64 max_region_bytes; /* a VM gets enough regions that none is larger */
   guint hot_threshold_percent;
   guint heat_half_life_ms;  /* held heat halves in this time (vt-heat-hold.h) */
+  guint max_interval_scale; /* intervals tuned up to this many times (vt-interval-tune.h) */
   guint history;
   guint residency_interval_s;
   /* [tiering] */

@@ -146,6 +146,7 @@ on_get_heat (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name
   g_variant_dict_insert (&info, "max_accesses", "u", vt_tracker_max_accesses (t));
   g_variant_dict_insert (&info, "sample_us", "t", attrs->sample_us);
   g_variant_dict_insert (&info, "aggr_us", "t", attrs->aggr_us);
+  g_variant_dict_insert (&info, "age_unit_us", "t", vt_tracker_age_unit_us (t));
   g_variant_dict_insert (&info, "hot_threshold", "u", vt_tracker_hot_threshold (t));
 
   GVariantBuilder regions;

@@ -5,6 +5,7 @@
 
 #include "common/vt-error.h"
 #include "regions/vt-heat-hold.h"
+#include "regions/vt-interval-tune.h"
 
 #define HOT_WINDOW 5
 /* The demand a VM's share is computed from: hot bytes over ~10 s, so that a
@@ -18,6 +19,10 @@
  * it, and the 3:1 shares did not hold. */
 #define DEMAND_WINDOW 50
 #define DEMAND_PERCENTILE 80
+/* ... and the window is 10 s however long the aggregations are
+ * (vt-interval-tune.h), but never fewer than 5 of them. */
+#define DEMAND_SPAN_US (10 * G_USEC_PER_SEC)
+#define DEMAND_MIN 5
 
 struct _VtTracker {
   const VtRamMap *map;
@@ -25,11 +30,14 @@ struct _VtTracker {
   VtRegionSet *regions;
   VtHeatHold *hold;      /* what the rest of vtierd sees: the regions, heat held */
   VtAccessTarget *target;
+  VtIntervalTune *tune;
+  guint64 base_sample_us, base_aggr_us; /* the configured intervals */
   guint hot_threshold;
   guint64 aggregations;
   /* Hot bytes of the last aggregations: one 200 ms aggregation is noisy
    * when the guest's vCPU is descheduled, so the reported figure is their mean. */
   guint64 recent_hot[DEMAND_WINDOW]; /* a ring, by aggregation number */
+  gint64 recent_time[DEMAND_WINDOW];  /* when each ended, monotonic µs */
   /* own sampler */
   guint sample_timer;
   guint samples_per_aggr, samples;
@@ -66,11 +74,53 @@ heat_row_fill (VtHeatRow *row, const VtRamMap *map, const VtRegion *regions, gui
     row->bins[bin] = (guint8) CLAMP (sums[bin] / bin_size + 0.5, 0, 255);
 }
 
+static gboolean on_sample (gpointer data);
+
+/* New intervals, `scale` times the configured ones, for the source, the own
+ * sampler's timer and the held heat. A source that refuses them keeps the
+ * configured ones: the heat is as good as before tuning, and vtierd says so. */
+static void
+apply_interval_scale (VtTracker *t, guint scale)
+{
+  guint64 sample_us = t->base_sample_us * scale, aggr_us = t->base_aggr_us * scale;
+  g_autoptr (GError) error = NULL;
+  if (!vt_access_target_set_intervals (t->target, sample_us, aggr_us, &error)) {
+    g_warning ("tracking: the intervals stay at %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+               " us: %s", t->attrs.sample_us, t->attrs.aggr_us, error->message);
+    guint was = (guint) (t->attrs.sample_us / t->base_sample_us);
+    g_clear_pointer (&t->tune, vt_interval_tune_free);
+    t->tune = vt_interval_tune_new (1); /* no more tuning */
+    vt_interval_tune_reset (t->tune, 1);
+    if (was == 1)
+      return;
+    scale = 1;
+    sample_us = t->base_sample_us;
+    aggr_us = t->base_aggr_us;
+    g_clear_error (&error);
+    if (!vt_access_target_set_intervals (t->target, sample_us, aggr_us, &error)) {
+      g_warning ("tracking: back to the configured intervals: %s", error->message);
+      return;
+    }
+  }
+  g_debug ("tracking: intervals %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " us (%ux the "
+           "configured)", sample_us, aggr_us, scale);
+  t->attrs.sample_us = sample_us;
+  t->attrs.aggr_us = aggr_us;
+  vt_heat_hold_set_interval (t->hold, aggr_us, scale);
+  if (t->sample_timer) {
+    g_source_remove (t->sample_timer);
+    t->samples = 0;
+    t->sample_timer = g_timeout_add (MAX (1, sample_us / 1000), on_sample, t);
+  }
+}
+
 static void
 record_aggregation (VtTracker *t)
 {
   guint n;
   const VtRegion *fresh = vt_region_set_regions (t->regions, &n);
+  guint scale = vt_interval_tune_observe (t->tune, fresh, n,
+                                          vt_region_set_max_accesses (t->regions));
   const VtRegion *r = vt_heat_hold_update (t->hold, fresh, n);
   guint slot = (t->history_head + t->history_len) % t->history_cap;
   if (t->history_len == t->history_cap)
@@ -80,7 +130,10 @@ record_aggregation (VtTracker *t)
   heat_row_fill (&t->history[slot], t->map, r, n, vt_region_set_max_accesses (t->regions));
   t->recent_hot[t->aggregations % DEMAND_WINDOW] =
     vt_regions_bytes_at_least (r, n, t->hot_threshold);
+  t->recent_time[t->aggregations % DEMAND_WINDOW] = g_get_monotonic_time ();
   t->aggregations++;
+  if (scale)
+    apply_interval_scale (t, scale);
 }
 
 static gboolean
@@ -152,6 +205,9 @@ vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map, G
     return NULL;
   }
   t->hold = vt_heat_hold_new (config->aggr_us, (guint64) config->heat_half_life_ms * 1000);
+  t->tune = vt_interval_tune_new (config->max_interval_scale);
+  t->base_sample_us = config->sample_us;
+  t->base_aggr_us = config->aggr_us;
   guint n_initial;
   const VtRegion *initial = vt_region_set_regions (t->regions, &n_initial);
   vt_heat_hold_update (t->hold, initial, n_initial); /* all cold until the first aggregation */
@@ -180,6 +236,7 @@ vt_tracker_free (VtTracker *t)
   g_clear_pointer (&t->target, vt_access_detach);
   g_clear_pointer (&t->regions, vt_region_set_free);
   g_clear_pointer (&t->hold, vt_heat_hold_free);
+  g_clear_pointer (&t->tune, vt_interval_tune_free);
   g_free (t->history);
   g_free (t);
 }
@@ -236,12 +293,17 @@ compare_u64 (gconstpointer a, gconstpointer b)
 guint64
 vt_tracker_demand_bytes (VtTracker *t)
 {
-  guint n = (guint) MIN (t->aggregations, DEMAND_WINDOW);
-  if (n == 0)
+  guint avail = (guint) MIN (t->aggregations, DEMAND_WINDOW), n = 0;
+  if (avail == 0)
     return 0;
+  gint64 last = t->recent_time[(t->aggregations - 1) % DEMAND_WINDOW];
   guint64 sorted[DEMAND_WINDOW];
-  for (guint i = 1; i <= n; i++)
-    sorted[i - 1] = t->recent_hot[(t->aggregations - i) % DEMAND_WINDOW];
+  for (guint i = 1; i <= avail; i++) {
+    guint slot = (guint) ((t->aggregations - i) % DEMAND_WINDOW);
+    if (n >= DEMAND_MIN && last - t->recent_time[slot] > DEMAND_SPAN_US)
+      break;
+    sorted[n++] = t->recent_hot[slot];
+  }
   qsort (sorted, n, sizeof sorted[0], compare_u64);
   return sorted[(n - 1) * DEMAND_PERCENTILE / 100];
 }
@@ -256,6 +318,12 @@ const VtRegionAttrs *
 vt_tracker_attrs (VtTracker *t)
 {
   return &t->attrs;
+}
+
+guint64
+vt_tracker_age_unit_us (VtTracker *t)
+{
+  return t->base_aggr_us;
 }
 
 const char *

@@ -41,11 +41,15 @@ guint vt_tracker_max_accesses (VtTracker *tracker);
 guint vt_tracker_hot_threshold (VtTracker *tracker); /* nr_accesses from which hot */
 /* Bytes in hot regions, averaged over the last 5 aggregations. */
 guint64 vt_tracker_hot_bytes (VtTracker *tracker);
-/* The 80th percentile of the last 50 aggregations' hot bytes (10 s at the
- * default interval): the demand its share of the top tier is computed from. */
+/* The 80th percentile of the hot bytes of the aggregations in the last 10 s
+ * (at least 5, at most 50): the demand its share of the top tier is
+ * computed from. */
 guint64 vt_tracker_demand_bytes (VtTracker *tracker);
 guint64 vt_tracker_aggregations (VtTracker *tracker);
+/* The intervals now (vt-interval-tune.h). */
 const VtRegionAttrs *vt_tracker_attrs (VtTracker *tracker);
+/* What a region's age counts: the configured aggregation interval. */
+guint64 vt_tracker_age_unit_us (VtTracker *tracker);
 const char *vt_tracker_source (VtTracker *tracker);
 const char *vt_tracker_reason (VtTracker *tracker);
 GPid vt_tracker_kdamond (VtTracker *tracker);

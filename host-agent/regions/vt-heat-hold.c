@@ -3,7 +3,9 @@
 #include <math.h>
 
 struct _VtHeatHold {
+  guint64 half_life_us;
   double decay;   /* per aggregation, 0..1 */
+  guint age_scale;
   GArray *held;   /* VtRegion, sorted by start */
 };
 
@@ -11,9 +13,17 @@ VtHeatHold *
 vt_heat_hold_new (guint64 aggr_us, guint64 half_life_us)
 {
   VtHeatHold *h = g_new0 (VtHeatHold, 1);
-  h->decay = half_life_us ? exp2 (-(double) aggr_us / (double) half_life_us) : 0.0;
+  h->half_life_us = half_life_us;
+  vt_heat_hold_set_interval (h, aggr_us, 1);
   h->held = g_array_new (FALSE, FALSE, sizeof (VtRegion));
   return h;
+}
+
+void
+vt_heat_hold_set_interval (VtHeatHold *h, guint64 aggr_us, guint age_scale)
+{
+  h->decay = h->half_life_us ? exp2 (-(double) aggr_us / (double) h->half_life_us) : 0.0;
+  h->age_scale = MAX (age_scale, 1);
 }
 
 void
@@ -34,6 +44,7 @@ vt_heat_hold_update (VtHeatHold *h, const VtRegion *fresh, guint n)
 
   for (guint i = 0; i < n; i++) {
     VtRegion r = fresh[i];
+    r.age = (guint) MIN ((guint64) r.age * h->age_scale, G_MAXUINT);
     /* Old regions wholly before this one can serve no later one either:
      * both lists are sorted and disjoint. */
     while (j < n_old && old[j].end <= r.start)

@@ -23,6 +23,11 @@ typedef struct _VtHeatHold VtHeatHold;
  * are); aggregations come every `aggr_us`. */
 VtHeatHold *vt_heat_hold_new (guint64 aggr_us, guint64 half_life_us);
 void vt_heat_hold_free (VtHeatHold *hold);
+/* The aggregation interval changed (vt-interval-tune.h) to `age_scale` times
+ * the configured one: the decay per aggregation follows, and the held
+ * regions' ages are given in configured aggregations, so that settings
+ * counted in aggregations (demote-min-age) keep their length in time. */
+void vt_heat_hold_set_interval (VtHeatHold *hold, guint64 aggr_us, guint age_scale);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtHeatHold, vt_heat_hold_free)
 
 /* Takes a finished aggregation (`fresh`, sorted by start, disjoint) and

@@ -783,6 +783,38 @@ test_add_target_writes_config (void)
   assert_slot_file (host, 1, "state", "off");
 }
 
+/* New intervals for a running kdamond: both files, then "commit", which
+ * the kernel applies without stopping (its regions kept, rescaled). */
+static void
+test_set_intervals_commits (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  g_autoptr (GError) error = NULL;
+  int vm, other;
+  fake_host_add_slot_dirs (host, 2);
+  VtDamon *damon = damon_new_on (host, 2, snapshots);
+  add_target (damon, &vm, 4242, one_range, 1);
+
+  g_assert_true (vt_damon_set_intervals (damon, &vm, 20000, 800000, &error));
+  g_assert_no_error (error);
+  assert_slot_file (host, 0, CTX "monitoring_attrs/intervals/sample_us", "20000");
+  assert_slot_file (host, 0, CTX "monitoring_attrs/intervals/aggr_us", "800000");
+  assert_slot_file (host, 0, "state", "commit");
+
+  g_assert_false (vt_damon_set_intervals (damon, &other, 20000, 800000, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  g_clear_error (&error);
+  /* A kernel that refuses (the file gone): the error names the slot and
+   * the intervals. */
+  g_autofree char *intervals = g_build_filename (host->root, KDAMONDS "/0/" CTX
+                                                 "monitoring_attrs/intervals", NULL);
+  remove_tree (intervals);
+  g_assert_false (vt_damon_set_intervals (damon, &vm, 40000, 1600000, &error));
+  g_assert_nonnull (strstr (error->message, "DAMON slot 0, new intervals 40000/1600000 us"));
+  damon_free_on_fake_host (damon);
+}
+
 static void
 test_missing_admin_dir (void)
 {
@@ -869,6 +901,7 @@ main (int argc, char **argv)
   g_test_add_func ("/damon/new-distrusts-other-boot", test_new_distrusts_other_boot);
   g_test_add_func ("/damon/new-takes-back-own-slots", test_new_takes_back_own_slots);
   g_test_add_func ("/damon/add-target-writes-config", test_add_target_writes_config);
+  g_test_add_func ("/damon/set-intervals-commits", test_set_intervals_commits);
   g_test_add_func ("/damon/missing-admin-dir", test_missing_admin_dir);
   g_test_add_func ("/damon/no-vaddr-operations", test_no_vaddr_operations);
   g_test_add_func ("/damon/trace-pipe-on-main-loop", test_trace_pipe_on_main_loop);

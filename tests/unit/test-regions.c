@@ -6,6 +6,7 @@
 #include <glib.h>
 
 #include "regions/vt-heat-hold.h"
+#include "regions/vt-interval-tune.h"
 #include "regions/vt-regions.h"
 
 #define KiB (G_GUINT64_CONSTANT (1024))
@@ -875,6 +876,139 @@ test_hold_off (void)
   g_assert_cmpuint (vt_heat_hold_update (hold, &r, 1)->nr_accesses, ==, 1);
 }
 
+/* Ages are given in configured aggregations, whatever the interval. */
+static void
+test_hold_age_in_configured_aggregations (void)
+{
+  g_autoptr (VtHeatHold) hold = vt_heat_hold_new (200000, 1000000);
+  VtRegion r = { .start = 0, .end = 4 * MiB, .nr_accesses = 0, .age = 7 };
+  g_assert_cmpuint (vt_heat_hold_update (hold, &r, 1)->age, ==, 7);
+  vt_heat_hold_set_interval (hold, 800000, 4);
+  g_assert_cmpuint (vt_heat_hold_update (hold, &r, 1)->age, ==, 28);
+}
+
+/* --- Interval tuning --------------------------------------------------- */
+
+/* Guest memory whose hot range the guest touches every `period_us`: a page
+ * checked after a sampling interval of `sample_us` is found accessed with
+ * probability sample_us / period_us (at most 1). The rest is never touched. */
+typedef struct {
+  guint64 hot_start, hot_end;
+  guint64 period_us, sample_us;
+  GRand *rand;
+} SweptMemory;
+
+static void
+swept_prepare (G_GNUC_UNUSED gpointer data, G_GNUC_UNUSED const VtRegion *regions,
+               G_GNUC_UNUSED guint n)
+{
+}
+
+static void
+swept_check (gpointer data, const VtRegion *regions, guint n, gboolean *accessed)
+{
+  SweptMemory *mem = data;
+  double p = MIN (1.0, (double) mem->sample_us / (double) mem->period_us);
+  for (guint i = 0; i < n; i++) {
+    guint64 a = regions[i].sampling_addr;
+    accessed[i] = a >= mem->hot_start && a < mem->hot_end && g_rand_double (mem->rand) < p;
+  }
+}
+
+static const VtAccessPrimitives swept_prims = { swept_prepare, swept_check };
+
+/* Runs `aggregations` through the region engine and the tuner at the
+ * intervals the tuner picks; returns how often the scale changed in the
+ * last `tail` of them. */
+static guint
+run_tuned (VtRegionSet *set, VtIntervalTune *tune, SweptMemory *mem, guint aggregations,
+           guint tail)
+{
+  guint changes = 0;
+  for (guint a = 0; a < aggregations; a++) {
+    mem->sample_us = default_attrs.sample_us * vt_interval_tune_scale (tune);
+    for (guint s = 0; s < SAMPLES; s++)
+      vt_region_set_sample (set, &swept_prims, mem);
+    vt_region_set_aggregate (set);
+    guint n;
+    const VtRegion *r = vt_region_set_regions (set, &n);
+    if (vt_interval_tune_observe (tune, r, n, SAMPLES) && a >= aggregations - tail)
+      changes++;
+  }
+  return changes;
+}
+
+/* The case of the slow emulated host: a 64 MiB hot set of a 1 GiB guest,
+ * each page touched every 500 ms. At 5 ms it reads about 1 of 40, under
+ * the hot threshold; tuned, it reads hot, the cold memory does not, and the
+ * scale holds still. */
+static void
+test_tune_slow_hot_set_reads_hot (void)
+{
+  VtAddrRange range = { 0, 1 * GiB };
+  SweptMemory mem = { 512 * MiB, 576 * MiB, 500000, 0, g_rand_new_with_seed (3) };
+  g_autoptr (VtRegionSet) untuned = vt_region_set_new (&default_attrs, &range, 1, 42);
+  g_autoptr (VtIntervalTune) off = vt_interval_tune_new (1);
+  run_tuned (untuned, off, &mem, 100, 0);
+  g_assert_cmpuint (vt_interval_tune_scale (off), ==, 1);
+  g_assert_cmpuint (vt_region_set_bytes_at_least (untuned, THRESHOLD), <, 32 * MiB);
+
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, &range, 1, 42);
+  g_autoptr (VtIntervalTune) tune = vt_interval_tune_new (32);
+  guint changes = run_tuned (set, tune, &mem, 300, 200);
+  guint scale = vt_interval_tune_scale (tune);
+  g_test_message ("scale %u, %u changes in the last 200 aggregations", scale, changes);
+  g_assert_cmpuint (scale, >=, 16);
+  g_assert_cmpuint (changes, ==, 0);
+  /* What reads hot is the hot set, to within a region's slack at its ends
+   * (boundaries follow it only to a fraction of a region), every time. */
+  for (guint w = 0; w < 20; w++) {
+    run_tuned (set, tune, &mem, 1, 0);
+    guint64 hot = vt_region_set_bytes_at_least (set, THRESHOLD);
+    g_test_message ("hot %" G_GUINT64_FORMAT " MiB", hot / MiB);
+
+    g_assert_cmpuint (hot, >=, 48 * MiB);
+    g_assert_cmpuint (hot, <=, 96 * MiB);
+    g_assert_cmpuint (max_heat_over (set, 0, 448 * MiB), <, THRESHOLD);
+    g_assert_cmpuint (max_heat_over (set, 640 * MiB, 1 * GiB), <, THRESHOLD);
+  }
+  g_rand_free (mem.rand);
+}
+
+/* A hot set touched faster than the sampling interval saturates: the
+ * intervals stay as configured (or come back to them). */
+static void
+test_tune_fast_hot_set_keeps_intervals (void)
+{
+  VtAddrRange range = { 0, 1 * GiB };
+  SweptMemory mem = { 512 * MiB, 576 * MiB, 2000, 0, g_rand_new_with_seed (4) };
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, &range, 1, 42);
+  g_autoptr (VtIntervalTune) tune = vt_interval_tune_new (16);
+  vt_interval_tune_reset (tune, 8);
+  run_tuned (set, tune, &mem, 100, 0);
+  g_assert_cmpuint (vt_interval_tune_scale (tune), ==, 1);
+  g_rand_free (mem.rand);
+}
+
+/* Nothing accessed: the longest intervals, the least cost; never past the
+ * bound, however long. */
+static void
+test_tune_idle_goes_to_bound (void)
+{
+  VtRegion cold = { .start = 0, .end = 1 * GiB };
+  g_autoptr (VtIntervalTune) tune = vt_interval_tune_new (16);
+  guint changes = 0;
+  for (guint a = 0; a < 200; a++)
+    changes += vt_interval_tune_observe (tune, &cold, 1, SAMPLES) != 0;
+  g_assert_cmpuint (vt_interval_tune_scale (tune), ==, 16);
+  g_assert_cmpuint (changes, ==, 4); /* 2, 4, 8, 16 */
+  /* A bound that is no power of two is still the bound. */
+  g_autoptr (VtIntervalTune) odd = vt_interval_tune_new (12);
+  for (guint a = 0; a < 200; a++)
+    vt_interval_tune_observe (odd, &cold, 1, SAMPLES);
+  g_assert_cmpuint (vt_interval_tune_scale (odd), ==, 12);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -898,5 +1032,11 @@ main (int argc, char **argv)
   g_test_add_func ("/regions/hold/bridges-cold-readings", test_hold_bridges_cold_readings);
   g_test_add_func ("/regions/hold/follows-split-and-merge", test_hold_follows_split_and_merge);
   g_test_add_func ("/regions/hold/off", test_hold_off);
+  g_test_add_func ("/regions/hold/age-in-configured-aggregations",
+                   test_hold_age_in_configured_aggregations);
+  g_test_add_func ("/regions/tune/slow-hot-set-reads-hot", test_tune_slow_hot_set_reads_hot);
+  g_test_add_func ("/regions/tune/fast-hot-set-keeps-intervals",
+                   test_tune_fast_hot_set_keeps_intervals);
+  g_test_add_func ("/regions/tune/idle-goes-to-bound", test_tune_idle_goes_to_bound);
   return g_test_run ();
 }

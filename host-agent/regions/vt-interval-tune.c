@@ -1,0 +1,62 @@
+#include "regions/vt-interval-tune.h"
+
+struct _VtIntervalTune {
+  guint scale, max_scale;
+  guint seen;            /* aggregations in this window */
+  double weighted, bytes; /* over the window: sum of nr * bytes, bytes, of accessed regions */
+};
+
+VtIntervalTune *
+vt_interval_tune_new (guint max_scale)
+{
+  VtIntervalTune *t = g_new0 (VtIntervalTune, 1);
+  t->scale = 1;
+  t->max_scale = MAX (max_scale, 1);
+  return t;
+}
+
+void
+vt_interval_tune_free (VtIntervalTune *t)
+{
+  g_free (t);
+}
+
+guint
+vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, guint max_accesses)
+{
+  if (t->max_scale == 1 || max_accesses == 0)
+    return 0;
+  for (guint i = 0; i < n; i++) {
+    if (regions[i].nr_accesses == 0)
+      continue;
+    double bytes = (double) (regions[i].end - regions[i].start);
+    t->weighted += bytes * MIN (regions[i].nr_accesses, max_accesses);
+    t->bytes += bytes;
+  }
+  if (++t->seen < MAX (1, VT_INTERVAL_TUNE_WINDOW / t->scale))
+    return 0;
+
+  double mean = t->bytes > 0 ? t->weighted / (t->bytes * max_accesses) : 0.0;
+  guint next = t->scale;
+  if (mean < VT_INTERVAL_TUNE_LOW && t->scale < t->max_scale)
+    next = MIN (t->scale * 2, t->max_scale);
+  else if (mean > VT_INTERVAL_TUNE_HIGH && t->scale > 1)
+    next = t->scale / 2;
+  guint was = t->scale;
+  vt_interval_tune_reset (t, next);
+  return next != was ? next : 0;
+}
+
+guint
+vt_interval_tune_scale (const VtIntervalTune *t)
+{
+  return t->scale;
+}
+
+void
+vt_interval_tune_reset (VtIntervalTune *t, guint scale)
+{
+  t->scale = CLAMP (scale, 1, t->max_scale);
+  t->seen = 0;
+  t->weighted = t->bytes = 0;
+}

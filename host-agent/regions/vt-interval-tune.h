@@ -1,0 +1,52 @@
+/* DAMON's intervals auto-tuning (Linux 6.15, damon_attrs.intervals_goal),
+ * done by vtierd for every kernel and for its own sampler.
+ *
+ * A region's nr_accesses counts the sampling intervals in which its sampled
+ * page was found accessed, so it reads the share of a sampling interval to
+ * the time between two touches of a page: a hot set the guest sweeps once
+ * every 500 ms reads 1 of 40 at 5 ms intervals. That is below the hot
+ * threshold, and within DAMON's merge threshold (a tenth of the maximum) of
+ * cold memory, so hot and cold regions merge. Seen in the pressure matrix on
+ * a slow emulated host: a busy guest's hot set read 0-2 of 40 in 16 MiB
+ * regions and was never promoted. How often a guest touches its hot set
+ * depends on the host's load and on the hot set's size, not on vtierd.
+ *
+ * So the intervals are scaled, the sampling and the aggregation interval
+ * together (their ratio, max_accesses, stays): each window of aggregations,
+ * the byte-weighted mean heat of the regions found accessed is compared
+ * with a band; under it the scale doubles, over it the scale halves. The
+ * band is wider than a factor two, so one step cannot jump across it. Its
+ * floor is a quarter of the maximum, not the hot threshold (a tenth): DAMON
+ * merges neighbours whose counts differ by a tenth of the maximum, and a hot
+ * set reading a little above that, with a sample's noise, keeps merging
+ * into the cold memory around it and reads lower still. A window is five
+ * aggregations at the configured intervals and fewer at longer ones (one
+ * from 4x on), so the scale reaches 16x within about 8 s. A
+ * VM with nothing accessed goes to the longest intervals, which also costs
+ * the least. */
+#pragma once
+
+#include <glib.h>
+
+#include "regions/vt-regions.h"
+
+/* The band, as shares of max_accesses, and the aggregations per decision. */
+#define VT_INTERVAL_TUNE_LOW 0.25
+#define VT_INTERVAL_TUNE_HIGH 0.6
+#define VT_INTERVAL_TUNE_WINDOW 5 /* at scale 1; at scale s, 5/s (at least 1) */
+
+typedef struct _VtIntervalTune VtIntervalTune;
+
+/* The scale runs from 1 (the configured intervals) to `max_scale`, a power of
+ * two (1: no tuning). */
+VtIntervalTune *vt_interval_tune_new (guint max_scale);
+void vt_interval_tune_free (VtIntervalTune *tune);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtIntervalTune, vt_interval_tune_free)
+
+/* Takes a finished aggregation's regions (their own counts, not held). Returns
+ * the new scale when this aggregation ends a window that changes it, else 0. */
+guint vt_interval_tune_observe (VtIntervalTune *tune, const VtRegion *regions, guint n,
+                                guint max_accesses);
+guint vt_interval_tune_scale (const VtIntervalTune *tune);
+/* Back to a scale (e.g. 1 when the source refused the last one). */
+void vt_interval_tune_reset (VtIntervalTune *tune, guint scale);
