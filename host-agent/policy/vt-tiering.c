@@ -867,9 +867,16 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   for (guint i = 0; i < n; i++)
     warm_due += vr[i].warm_slow;
   guint64 waiting = promote_due + warm_due > room ? promote_due + warm_due - room : 0;
-  if (tiers->top_free < low || contended)
+  /* The reserve is lent to promotions only for a round: below it (not
+   * only below the low watermark) VMs above their share give it back, up to
+   * the high watermark or the reserve, whichever is more. Seen in the
+   * fairness scenario: with the reserve (128 MiB) above the low watermark
+   * (76 MiB), promotions ate 17-28 MiB of it, and a VM 25 MiB above its
+   * 155 MiB share kept it for good (nobody waited beyond the dead band). */
+  guint64 refill = MAX (high, keep_free);
+  if (tiers->top_free < keep_free || contended)
     t->demoting = TRUE;
-  else if (tiers->top_free > high)
+  else if (tiers->top_free >= refill)
     t->demoting = FALSE;
 
   guint64 budget = round_budget (t);
@@ -896,15 +903,23 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
        * 430 MiB went down first while 300 MiB had to come up for a busy
        * one, whose hot set reached 95% at +63 s); it stays until
        * the room is wanted. */
-      guint64 deficit = waiting + (high > tiers->top_free ? high - tiers->top_free : 0);
+      guint64 deficit = waiting + (refill > tiers->top_free ? refill - tiers->top_free : 0);
       if (deficit <= freed)
         continue;
       bytes = MIN (bytes, deficit - freed);
     }
     if (v->slow_node < 0)
       continue;
-    v->down = plan_vm (t, v->in, v->place, FALSE, contended ? DEMOTE_ANY : DEMOTE_COLD, bytes,
-                       v->slow_node, chunk, FALSE, demotes);
+    /* Memory in use goes down only under contention, or from a VM that
+     * holds the reserve while its share, not its demand, bounds it: that
+     * memory is not its to keep. A VM above a target its demand set gives
+     * up cold memory alone (its heat wavers; moved down, it would come
+     * back up). */
+    gboolean share_bound = v->in->demand > v->target + dead_band (v->target);
+    DemoteDepth depth = contended || (share_bound && tiers->top_free < keep_free) ?
+                          DEMOTE_ANY : DEMOTE_COLD;
+    v->down = plan_vm (t, v->in, v->place, FALSE, depth, bytes, v->slow_node, chunk, FALSE,
+                       demotes);
     freed += v->down.planned;
   }
   guint64 promote_room = room + freed;

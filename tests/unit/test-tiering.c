@@ -806,6 +806,39 @@ test_largest_imbalance_first (void)
   drop_host ();
 }
 
+/* Promotions took part of the reserve (it sits above the low watermark)
+ * and a VM whose share bounds it holds that part: it gives it back, hot
+ * memory too, though nobody waits beyond the dead band. Seen in the
+ * fairness scenario: b at 180 MiB for a 155 MiB share, for good. */
+static void
+test_reserve_comes_back_from_share_bound (void)
+{
+  /* node0: 4096 pages; the reserve 1024 pages, the low watermark 204. a's
+   * share is 2304 pages and b's 768 (3:1 of 3072); a holds 2280 (within
+   * its dead band), b 1024 (256 above), 792 pages free: below the reserve
+   * and above the low watermark. */
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = p < 2280 ? 0 : 1;
+    placement[1][p] = p < 1024 ? 0 : 1;
+  }
+  node_total[0] = 4096 * PAGE;
+  make_host ();
+  World w;
+  world_init (&w, 2, 4); /* all hot: both demand more than their shares */
+  w.weight[0] = 300;
+  VtTieringConfig big_reserve = config;
+  big_reserve.reserve_bytes = 1024 * PAGE;
+  g_autoptr (VtTiering) t = vt_tiering_new (&big_reserve, inputs, &w);
+  run_rounds (t, 10);
+  const VtTieringStats *b = vt_tiering_stats (t, GUINT_TO_POINTER (2));
+  g_assert_nonnull (b);
+  g_assert_cmpuint (b->target, <=, 800 * PAGE);
+  g_assert_cmpuint (count (1, 0, PAGES, 0) * PAGE, <=, b->target + b->target / 32);
+  g_assert_cmpuint (count (0, 0, PAGES, 0), >=, 2280); /* a keeps its memory */
+  node_total[0] = NODE_PAGES * PAGE;
+  drop_host ();
+}
+
 /* A VM forgotten (gone) while its round's jobs are queued: not one more
  * of them runs (its pid may be someone else's by now). */
 static void
@@ -860,6 +893,8 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/warm-is-not-swapped", test_warm_is_not_swapped);
   g_test_add_func ("/tiering/pinned-says-so", test_pinned_says_so);
   g_test_add_func ("/tiering/largest-imbalance-first", test_largest_imbalance_first);
+  g_test_add_func ("/tiering/reserve-comes-back-from-share-bound",
+                   test_reserve_comes_back_from_share_bound);
   g_test_add_func ("/tiering/forget-drops-queued-jobs", test_forget_drops_queued_jobs);
   return g_test_run ();
 }
