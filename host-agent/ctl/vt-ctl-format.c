@@ -331,14 +331,18 @@ vt_ctl_format_tiering_text (GVariant *vm)
   g_autofree char *no_mem = vt_ctl_format_size (lookup_u64 (vm, "no_memory_bytes"));
   g_autofree char *busy = vt_ctl_format_size (lookup_u64 (vm, "busy_bytes"));
   g_autofree char *rate = vt_ctl_format_size (lookup_u64 (vm, "move_rate"));
+  g_autofree char *young = vt_ctl_format_size (lookup_u64 (vm, "hot_slow_young_bytes"));
+  g_autofree char *cooling = vt_ctl_format_size (lookup_u64 (vm, "hot_slow_cooling_bytes"));
+  g_autofree char *warm = vt_ctl_format_size (lookup_u64 (vm, "warm_slow_bytes"));
   const char *status = lookup_str (vm, "tiering", "");
   return g_strdup_printf ("tiering: %s%s%s\n"
                           "  top tier %s (hot %s), slow tiers %s (hot %s)\n"
+                          "  hot on slow tiers waiting: %s to age, %s cooling; warm there %s\n"
                           "  exchanged %s; failed %s (target full %s), busy %s\n"
                           "  host moves %s per CPU-second\n",
                           *status ? status : "not yet planned", *status ? ": " : "",
                           lookup_str (vm, "tiering_why", ""), top, hot_top, slow, hot_slow,
-                          swapped, failed, no_mem, busy, rate);
+                          young, cooling, warm, swapped, failed, no_mem, busy, rate);
 }
 
 static void

@@ -25,6 +25,7 @@
 #define DEMAND_MIN 5
 
 struct _VtTracker {
+  char *name;
   const VtRamMap *map;
   VtRegionAttrs attrs;
   VtRegionSet *regions;
@@ -85,8 +86,8 @@ apply_interval_scale (VtTracker *t, guint scale)
   guint64 sample_us = t->base_sample_us * scale, aggr_us = t->base_aggr_us * scale;
   g_autoptr (GError) error = NULL;
   if (!vt_access_target_set_intervals (t->target, sample_us, aggr_us, &error)) {
-    g_warning ("tracking: the intervals stay at %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
-               " us: %s", t->attrs.sample_us, t->attrs.aggr_us, error->message);
+    g_warning ("tracking %s: the intervals stay at %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+               " us: %s", t->name, t->attrs.sample_us, t->attrs.aggr_us, error->message);
     guint was = (guint) (t->attrs.sample_us / t->base_sample_us);
     g_clear_pointer (&t->tune, vt_interval_tune_free);
     t->tune = vt_interval_tune_new (1); /* no more tuning */
@@ -98,12 +99,12 @@ apply_interval_scale (VtTracker *t, guint scale)
     aggr_us = t->base_aggr_us;
     g_clear_error (&error);
     if (!vt_access_target_set_intervals (t->target, sample_us, aggr_us, &error)) {
-      g_warning ("tracking: back to the configured intervals: %s", error->message);
+      g_warning ("tracking %s: back to the configured intervals: %s", t->name, error->message);
       return;
     }
   }
-  g_debug ("tracking: intervals %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " us (%ux the "
-           "configured)", sample_us, aggr_us, scale);
+  g_debug ("tracking %s: intervals %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " us (%ux the "
+           "configured)", t->name, sample_us, aggr_us, scale);
   t->attrs.sample_us = sample_us;
   t->attrs.aggr_us = aggr_us;
   vt_heat_hold_set_interval (t->hold, aggr_us, scale);
@@ -180,9 +181,11 @@ ram_ranges (const VtRamMap *map)
 
 VtTracker *
 vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map, GPid pid,
-                gpointer key, VtTrackerFailFunc fail, gpointer user_data, GError **error)
+                const char *name, gpointer key, VtTrackerFailFunc fail, gpointer user_data,
+                GError **error)
 {
   g_autoptr (VtTracker) t = g_new0 (VtTracker, 1);
+  t->name = g_strdup (name);
   g_autoptr (GArray) ranges = ram_ranges (map);
 
   t->map = map;
@@ -238,6 +241,7 @@ vt_tracker_free (VtTracker *t)
   g_clear_pointer (&t->hold, vt_heat_hold_free);
   g_clear_pointer (&t->tune, vt_interval_tune_free);
   g_free (t->history);
+  g_free (t->name);
   g_free (t);
 }
 

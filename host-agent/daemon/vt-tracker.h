@@ -23,11 +23,12 @@ typedef struct _VtTracker VtTracker;
 /* The source failed for good (e.g. the VM is gone). */
 typedef void (*VtTrackerFailFunc) (const GError *error, gpointer user_data);
 
-/* `map` is borrowed and must outlive the tracker. `key` identifies the VM in
- * the access source's snapshot callbacks. */
+/* `map` is borrowed and must outlive the tracker. `name` is the VM's, for
+ * messages. `key` identifies the VM in the access source's snapshot
+ * callbacks. */
 VtTracker *vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map,
-                           GPid pid, gpointer key, VtTrackerFailFunc fail, gpointer user_data,
-                           GError **error);
+                           GPid pid, const char *name, gpointer key, VtTrackerFailFunc fail,
+                           gpointer user_data, GError **error);
 void vt_tracker_free (VtTracker *tracker);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtTracker, vt_tracker_free)
 

@@ -154,8 +154,8 @@ start_tracking (VtVm *vm)
     fail (vm, "guest RAM residency", error);
     return;
   }
-  vm->tracker = vt_tracker_new (vm->access, vm->config, vm->map, vm->pid, vm, on_tracker_failed,
-                                vm, &error);
+  vm->tracker = vt_tracker_new (vm->access, vm->config, vm->map, vm->pid, vm->name, vm,
+                                on_tracker_failed, vm, &error);
   if (!vm->tracker) {
     fail (vm, "access source", error);
     return;

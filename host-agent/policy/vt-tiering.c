@@ -1000,6 +1000,9 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     gboolean wants_down = v->measured && v->current > v->target + dead_band (v->target) &&
                           (t->demoting || v->in->mode == VT_TIER_MODE_SLOW_ONLY);
     v->st->status = status_of (t, v, wants_up, wants_down, room);
+    v->st->hot_slow_young = v->up.young;
+    v->st->hot_slow_cooling = v->up.cooling;
+    v->st->warm_slow = v->warm_slow;
     s->jobs = s->jobs_moved = s->jobs_failed = 0;
     g_debug ("tiering %s: target %" G_GUINT64_FORMAT " MiB, top tier %" G_GUINT64_FORMAT
              " MiB (hot %" G_GUINT64_FORMAT "), slow %" G_GUINT64_FORMAT " MiB (hot %"

@@ -90,6 +90,10 @@ typedef struct {
   guint64 top_bytes;  /* its bytes there, as last measured (exact) */
   guint64 slow_bytes; /* its bytes on slow nodes */
   guint64 hot_top, hot_slow; /* of those, in its hot regions */
+  /* As of its last round, of hot_slow: what waits for its regions to age
+   * (promote-min-age) or for a recent move's cooldown; and warm memory on
+   * slow nodes (from half the hot threshold), which comes up into spare room. */
+  guint64 hot_slow_young, hot_slow_cooling, warm_slow;
   VtTieringStatus status;
   /* Bytes, since tracking began. failed: moves the kernel refused for good
    * (EACCES, EINVAL, EIO, ENOMEM); busy: pages it could not move then

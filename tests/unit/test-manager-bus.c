@@ -329,7 +329,9 @@ static const struct {
   { "slow_nodes", "au" }, { "demand_bytes", "t" }, { "target_bytes", "t" },
   { "top_bytes", "t" }, { "promoted_bytes", "t" }, { "demoted_bytes", "t" },
   { "failed_bytes", "t" }, { "slow_bytes", "t" }, { "hot_top_bytes", "t" },
-  { "hot_slow_bytes", "t" }, { "busy_bytes", "t" }, { "no_memory_bytes", "t" },
+  { "hot_slow_bytes", "t" }, { "hot_slow_young_bytes", "t" },
+  { "hot_slow_cooling_bytes", "t" }, { "warm_slow_bytes", "t" },
+  { "busy_bytes", "t" }, { "no_memory_bytes", "t" },
   { "exchanged_bytes", "t" }, { "tiering", "s" }, { "tiering_why", "s" },
   { "move_rate", "t" },
 };

@@ -213,6 +213,31 @@ test_promotes_hot (void)
   drop_host ();
 }
 
+/* Hot memory younger than promote-min-age waits, and the stats say how
+ * much (vtierctl show: "waiting: ... to age"); once old enough it comes up. */
+static void
+test_young_hot_waits_and_says_so (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = 1;
+  make_host ();
+  World w;
+  world_init (&w, 1, 1);
+  w.regions[0][0].age = 0;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 3);
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_nonnull (st);
+  g_assert_cmpuint (st->hot_slow_young, ==, 1024 * PAGE);
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 0);
+  w.regions[0][0].age = config.promote_min_age;
+  run_rounds (t, 10);
+  st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
+  g_assert_cmpuint (st->hot_slow_young, ==, 0);
+  drop_host ();
+}
+
 /* DRAM full of an idle VM: its cold memory goes down so that the other's
  * hot memory can come up; the idle VM's hot region stays. */
 static void
@@ -895,6 +920,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/largest-imbalance-first", test_largest_imbalance_first);
   g_test_add_func ("/tiering/reserve-comes-back-from-share-bound",
                    test_reserve_comes_back_from_share_bound);
+  g_test_add_func ("/tiering/young-hot-waits-and-says-so", test_young_hot_waits_and_says_so);
   g_test_add_func ("/tiering/forget-drops-queued-jobs", test_forget_drops_queued_jobs);
   return g_test_run ();
 }
