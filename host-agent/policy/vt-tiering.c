@@ -44,6 +44,7 @@ typedef struct {
  * then: the decision was made on heat seconds old. */
 typedef struct {
   guint64 start, end;
+  guint64 busy;  /* what was left behind: the room a try takes */
   int node;
   guint tries;
   gint64 not_before_us;
@@ -410,10 +411,18 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
                     job->promote };
     g_array_append_val (s->cooldowns, cd);
     if (job->promote && st->busy > 0 && job->tries + 1 < RETRY_MAX) {
-      Retry retry = { job->start, job->end, job->node, job->tries + 1,
+      Retry retry = { job->start, job->end, st->busy, job->node, job->tries + 1,
                       g_get_monotonic_time () + (gint64) (job->tries + 1) * RETRY_BACKOFF_ROUNDS *
                                                   t->config.interval_ms * 1000 };
-      g_array_append_val (s->retries, retry);
+      /* One retry per range: the newest try's figures. */
+      guint i = 0;
+      while (i < s->retries->len && (g_array_index (s->retries, Retry, i).start != job->start ||
+                                     g_array_index (s->retries, Retry, i).end != job->end))
+        i++;
+      if (i < s->retries->len)
+        g_array_index (s->retries, Retry, i) = retry;
+      else
+        g_array_append_val (s->retries, retry);
     }
     if (st->out_of_memory)
       t->next_job = t->jobs->len; /* the target node is full: end the round */
@@ -682,15 +691,17 @@ take_retries (VtTiering *t, VmRound *v, guint64 room, GArray *promotes)
       i++;
       continue;
     }
-    guint64 bytes = MIN (r->end - r->start, room - queued);
+    guint64 bytes = MIN (MIN (r->busy, r->end - r->start), room - queued);
     gboolean wanted = v->in->mode != VT_TIER_MODE_OFF && v->in->mode != VT_TIER_MODE_SLOW_ONLY;
     if (wanted && bytes == 0) {
       i++; /* no room this round: kept for the next */
       continue;
     }
     if (wanted) {
+      /* The whole range again (its moved pages cost a query each), the
+       * room only for what was left behind. */
       Job job = { v->in->key, v->in->pid, r->start, r->end, r->node, TRUE, FALSE, TRUE, bytes,
-                  bytes, r->tries };
+                  r->end - r->start, r->tries };
       g_array_append_val (promotes, job);
       queued += bytes;
     }
