@@ -80,6 +80,14 @@ struct _VtTiering {
   GHashTable *vms; /* key -> VmState */
   guint timer;
   gboolean demoting;
+  /* The kernel refused a promotion for want of memory (ENOMEM) while the
+   * top tier's free count said there was room: its watermarks and zone
+   * reserves are not in that count. Until refused_until_us, the top tier
+   * keeps refused_free free (the free count at the refusal, plus a huge
+   * page), so that demotions make the room the kernel wants. */
+  gboolean promote_refused;
+  guint64 refused_free;
+  gint64 refused_until_us;
   /* the round under way */
   GArray *jobs;
   guint next_job;
@@ -341,6 +349,10 @@ plan_vm (VtTiering *t, const VtTieringInput *in, const Place *place, gboolean pr
 
 static void run_next_job (VtTiering *t);
 
+/* How long a refused promotion's free floor holds: the kernel's watermarks
+ * change slowly; after that, promotions probe again. */
+#define REFUSAL_HOLD_S 30
+
 /* Folds a job's bytes per CPU-second into the measured speed. */
 static void
 note_rate (VtTiering *t, const VtMigrateStats *st)
@@ -406,10 +418,14 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
     t->round_moved += st->moved;
     t->round_cpu_us += st->cpu_us;
     note_rate (t, st);
-    Cooldown cd = { job->start, job->end,
-                    g_get_monotonic_time () + (gint64) t->config.cooldown_s * G_USEC_PER_SEC,
-                    job->promote };
-    g_array_append_val (s->cooldowns, cd);
+    /* A cooldown keeps moved memory from going back at once; a range the
+     * full target refused whole moved nothing and may go once room is made. */
+    if (st->moved > 0 || !st->out_of_memory) {
+      Cooldown cd = { job->start, job->end,
+                      g_get_monotonic_time () + (gint64) t->config.cooldown_s * G_USEC_PER_SEC,
+                      job->promote };
+      g_array_append_val (s->cooldowns, cd);
+    }
     if (job->promote && st->busy > 0 && job->tries + 1 < RETRY_MAX) {
       Retry retry = { job->start, job->end, st->busy, job->node, job->tries + 1,
                       g_get_monotonic_time () + (gint64) (job->tries + 1) * RETRY_BACKOFF_ROUNDS *
@@ -424,8 +440,19 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
       else
         g_array_append_val (s->retries, retry);
     }
-    if (st->out_of_memory)
-      t->next_job = t->jobs->len; /* the target node is full: end the round */
+    /* The target node is full: the moves that way would fail too, until
+     * one the other way frees room. Skip to that one, not to the round's
+     * end: seen in the matrix, a promotion into the last free MiB above
+     * the kernel's watermark went first in every round, failed, ended the
+     * round, and the demotions queued behind it never ran (64.9% of the
+     * hot set up, then nothing moved for 36 s). */
+    if (st->out_of_memory) {
+      gboolean dir = job->promote;
+      t->promote_refused |= job->promote;
+      while (t->next_job < t->jobs->len &&
+             g_array_index (t->jobs, Job, t->next_job).promote == dir)
+        t->next_job++;
+    }
   }
   run_next_job (t);
 }
@@ -844,7 +871,19 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
    * promotions just made room for). */
   guint64 low = tiers->top_total * c->low_watermark_pct / 100;
   guint64 high = tiers->top_total * c->high_watermark_pct / 100;
+  gint64 now_us = g_get_monotonic_time ();
+  if (t->promote_refused) {
+    guint64 floor = tiers->top_free + HUGE_PAGE;
+    t->refused_free = now_us < t->refused_until_us ? MAX (t->refused_free, floor) : floor;
+    t->refused_until_us = now_us + REFUSAL_HOLD_S * G_USEC_PER_SEC;
+    t->promote_refused = FALSE;
+    g_debug ("tiering: the kernel refused a promotion at %" G_GUINT64_FORMAT " MiB free: "
+             "keeping %" G_GUINT64_FORMAT " MiB free for %d s", tiers->top_free >> 20,
+             t->refused_free >> 20, REFUSAL_HOLD_S);
+  }
   guint64 keep_free = MAX (c->reserve_bytes, low);
+  if (now_us < t->refused_until_us)
+    keep_free = MAX (keep_free, t->refused_free);
   guint64 capacity = tiers->top_free + vm_top;
   capacity = capacity > keep_free ? capacity - keep_free : 0;
   vt_fair_share_compute (capacity, req, n, targets);
