@@ -454,20 +454,42 @@ class Guest:
         word at byte 0, written into the guest's RAM through its QEMU's
         /proc/PID/mem at the mailbox's host address (gpa2hva)."""
         gpa = self.mailbox_gpa()
-        mon = self.monitor()
-        try:
-            hva = tbprobe.gpa2hva(mon, gpa)
-        finally:
-            mon.close()
-        if hva is None:
-            raise RuntimeError(f"guest {self.name}: no host address for its mailbox at 0x{gpa:x}")
-        self._mail_seq = getattr(self, "_mail_seq", 0) + 1
-        with open(f"/proc/{self.pid}/mem", "r+b", buffering=0) as mem:
-            mem.seek(hva + 8)
-            mem.write(command.encode()[:55] + b"\0")
-            mem.seek(hva)
-            mem.write(struct.pack("<Q", self._mail_seq))
-        log(f"sent {command!r} to guest {self.name}'s workload")
+        # The workload answers each command with a COMMAND line. Seen twice
+        # in a day: a guest that went on printing its status never saw a
+        # command (a "move", a "verify"), and the scenario timed out 180 s
+        # later. So a command not answered within 30 s is written again,
+        # with the next number and the host address asked anew, up to three
+        # times; then the host's view of the page is logged beside it.
+        for attempt in range(3):
+            mon = self.monitor()
+            try:
+                hva = tbprobe.gpa2hva(mon, gpa)
+            finally:
+                mon.close()
+            if hva is None:
+                raise RuntimeError(f"guest {self.name}: no host address for its mailbox at 0x{gpa:x}")
+            self._mail_seq = getattr(self, "_mail_seq", 0) + 1
+            seq = self._mail_seq
+            with open(f"/proc/{self.pid}/mem", "r+b", buffering=0) as mem:
+                mem.seek(hva + 8)
+                mem.write(command.encode()[:55] + b"\0")
+                mem.seek(hva)
+                mem.write(struct.pack("<Q", seq))
+                mem.seek(hva)
+                seen_by_host = struct.unpack("<Q", mem.read(8))[0]
+            log(f"sent {command!r} to guest {self.name}'s workload"
+                + (f" (again, try {attempt + 1})" if attempt else ""))
+            answer = f"VTWL COMMAND seq={seq} "
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and self.alive():
+                if any(ln.startswith(answer) for ln in self.workload_lines()):
+                    return
+                time.sleep(0.2)
+            log(f"guest {self.name}: no answer to {command!r} (seq {seq}) in 30 s; the host "
+                f"reads seq {seen_by_host} at 0x{hva:x} (gpa 0x{gpa:x}, node "
+                f"{tbprobe.nodes_of(self.pid, [hva & ~0xfff])[0]})")
+            if not self.alive():
+                return
 
     def _passes(self):
         return [ln for ln in self.workload_lines() if ln.startswith("VTWL VERIFY ")]
