@@ -482,11 +482,17 @@ vt_ctl_format_heat_text (GVariant *info, GVariant *regions)
   g_autofree char *aggr = vt_ctl_format_duration_us (aggr_us);
 
   GString *out = g_string_new (NULL);
+  guint hot_set = lookup_u32 (info, "hot_threshold_set");
+  g_autofree char *lowered =
+    hot_set > hot_threshold
+      ? g_strdup_printf (" (lowered from %u: at the longest intervals its memory in use still "
+                         "reads under 25%%)", hot_set)
+      : g_strdup ("");
   g_string_append_printf (out,
                           "%s: source %s, sampling every %s, aggregating every %s, "
-                          "hot from %u/%u accesses: %s in %u of %u regions\n",
+                          "hot from %u/%u accesses%s: %s in %u of %u regions\n",
                           lookup_str (info, "name", "?"), lookup_str (info, "source", "-"), sample,
-                          aggr, hot_threshold, max_accesses, hot, n_hot, sorted->len);
+                          aggr, hot_threshold, max_accesses, lowered, hot, n_hot, sorted->len);
   if (sorted->len == 0) {
     g_string_append (out, "no regions yet\n");
     return g_string_free (out, FALSE);

@@ -151,6 +151,7 @@ on_get_heat (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name
   g_variant_dict_insert (&info, "aggr_us", "t", attrs->aggr_us);
   g_variant_dict_insert (&info, "age_unit_us", "t", vt_tracker_age_unit_us (t));
   g_variant_dict_insert (&info, "hot_threshold", "u", vt_tracker_hot_threshold (t));
+  g_variant_dict_insert (&info, "hot_threshold_set", "u", vt_tracker_hot_threshold_set (t));
 
   GVariantBuilder regions;
   g_variant_builder_init (&regions, G_VARIANT_TYPE ("a(tttuu)"));

@@ -40,6 +40,7 @@ tiering_inputs (GArray *inputs, gpointer data)
     VtTieringInput in = {
       .key = vm, .name = vt_vm_get_name (vm), .pid = vt_vm_get_pid (vm),
       .max_accesses = vt_tracker_max_accesses (t), .hot_threshold = vt_tracker_hot_threshold (t),
+      .warm_threshold = vt_tracker_warm_threshold (t),
       .size = vt_vm_get_ram_map (vm)->total, .demand = vt_tracker_demand_bytes (t),
       .weight = p.weight, .min = p.min, .max = p.max, .mode = p.mode,
       .fast_nodes = vt_policies_fast_nodes (m->policies, vt_vm_get_name (vm)),

@@ -130,7 +130,7 @@ record_aggregation (VtTracker *t)
     t->history_len++;
   heat_row_fill (&t->history[slot], t->map, r, n, vt_region_set_max_accesses (t->regions));
   t->recent_hot[t->aggregations % DEMAND_WINDOW] =
-    vt_regions_bytes_at_least (r, n, t->hot_threshold);
+    vt_regions_bytes_at_least (r, n, vt_tracker_hot_threshold (t));
   t->recent_time[t->aggregations % DEMAND_WINDOW] = g_get_monotonic_time ();
   t->aggregations++;
   if (scale)
@@ -264,10 +264,27 @@ vt_tracker_max_accesses (VtTracker *t)
   return vt_region_set_max_accesses (t->regions);
 }
 
+/* Halved while the intervals, at their longest, still read the VM's memory
+ * in use under the tuner's band: what the guest touches most then reads a
+ * few of max_accesses, and only its noisier part reaches the threshold. Not
+ * lower than the warm floor (half): an idle VM's checksum pass, a touch a
+ * page every 30 s, reads 0 or 1. */
 guint
 vt_tracker_hot_threshold (VtTracker *t)
 {
+  return vt_interval_tune_starved (t->tune) ? vt_tracker_warm_threshold (t) : t->hot_threshold;
+}
+
+guint
+vt_tracker_hot_threshold_set (VtTracker *t)
+{
   return t->hot_threshold;
+}
+
+guint
+vt_tracker_warm_threshold (VtTracker *t)
+{
+  return MAX (1, t->hot_threshold / 2);
 }
 
 /* The mean hot bytes of the last `window` aggregations. */

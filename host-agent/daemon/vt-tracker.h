@@ -39,7 +39,9 @@ void vt_tracker_load (VtTracker *tracker, const VtRegion *regions, guint n);
  * what vtierd calls hot, tiers and reports. */
 const VtRegion *vt_tracker_regions (VtTracker *tracker, guint *n);
 guint vt_tracker_max_accesses (VtTracker *tracker);
-guint vt_tracker_hot_threshold (VtTracker *tracker); /* nr_accesses from which hot */
+guint vt_tracker_hot_threshold (VtTracker *tracker); /* nr_accesses from which hot, now */
+guint vt_tracker_hot_threshold_set (VtTracker *tracker); /* ... as configured */
+guint vt_tracker_warm_threshold (VtTracker *tracker); /* ... warm: half the configured */
 /* Bytes in hot regions, averaged over the last 5 aggregations. */
 guint64 vt_tracker_hot_bytes (VtTracker *tracker);
 /* The 80th percentile of the hot bytes of the aggregations in the last 10 s

@@ -227,7 +227,8 @@ typedef enum {
 static guint
 warm_floor (const VtTieringInput *in)
 {
-  return MAX (1, in->hot_threshold / 2);
+  return in->warm_threshold ? MIN (in->warm_threshold, in->hot_threshold)
+                            : MAX (1, in->hot_threshold / 2);
 }
 
 /* Whether region r may move: `pass` 0 is the first choice (for demotion,

@@ -60,6 +60,7 @@ typedef struct {
   const VtRegion *regions;
   guint n_regions;
   guint max_accesses, hot_threshold;
+  guint warm_threshold; /* nr_accesses from which warm; 0: half the hot threshold */
   guint64 size, demand;
   guint weight;
   guint64 min, max;

@@ -4,6 +4,7 @@ struct _VtIntervalTune {
   guint scale, max_scale;
   guint seen;            /* aggregations in this window */
   double weighted, bytes; /* over the window: sum of nr * bytes, bytes, of accessed regions */
+  double last_mean;       /* the last window's mean heat that had any; < 0: none yet */
 };
 
 VtIntervalTune *
@@ -12,6 +13,7 @@ vt_interval_tune_new (guint max_scale)
   VtIntervalTune *t = g_new0 (VtIntervalTune, 1);
   t->scale = 1;
   t->max_scale = MAX (max_scale, 1);
+  t->last_mean = -1;
   return t;
 }
 
@@ -37,6 +39,9 @@ vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, g
     return 0;
 
   double mean = t->bytes > 0 ? t->weighted / (t->bytes * max_accesses) : 0.0;
+  /* A window with nothing accessed says nothing of how the memory in use
+   * reads: the last one that had some stands. */
+  double last_mean = t->bytes > 0 ? mean : t->last_mean;
   guint next = t->scale;
   if (mean < VT_INTERVAL_TUNE_LOW && t->scale < t->max_scale)
     next = MIN (t->scale * 2, t->max_scale);
@@ -44,7 +49,15 @@ vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, g
     next = t->scale / 2;
   guint was = t->scale;
   vt_interval_tune_reset (t, next);
+  t->last_mean = last_mean;
   return next != was ? next : 0;
+}
+
+gboolean
+vt_interval_tune_starved (const VtIntervalTune *t)
+{
+  return t->max_scale > 1 && t->scale == t->max_scale && t->last_mean >= 0 &&
+         t->last_mean < VT_INTERVAL_TUNE_LOW;
 }
 
 guint

@@ -294,6 +294,30 @@ test_heat_text (void)
   g_assert_nonnull (strstr (lines[4], "256.0 MiB"));
   g_assert_nonnull (strstr (lines[4], "5/40"));
   g_assert_nonnull (strstr (lines[4], "#........."));
+  g_assert_null (strstr (summary, "lowered"));
+}
+
+/* A VM whose memory in use reads under the band at the longest intervals:
+ * its hot threshold is halved, and the summary says from what and why. */
+static void
+test_heat_text_lowered_threshold (void)
+{
+  GVariantBuilder info;
+  g_variant_builder_init (&info, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&info, "{sv}", "name", g_variant_new_string ("web"));
+  g_variant_builder_add (&info, "{sv}", "max_accesses", g_variant_new_uint32 (40));
+  g_variant_builder_add (&info, "{sv}", "sample_us", g_variant_new_uint64 (160000));
+  g_variant_builder_add (&info, "{sv}", "aggr_us", g_variant_new_uint64 (6400000));
+  g_variant_builder_add (&info, "{sv}", "hot_threshold", g_variant_new_uint32 (5));
+  g_variant_builder_add (&info, "{sv}", "hot_threshold_set", g_variant_new_uint32 (10));
+  g_autoptr (GVariant) i = g_variant_ref_sink (g_variant_builder_end (&info));
+  g_autoptr (GVariant) regions = g_variant_ref_sink (sample_heat_regions ());
+  g_autofree char *text = vt_ctl_format_heat_text (i, regions);
+  g_test_message ("%s", text);
+  g_assert_nonnull (strstr (text, "hot from 5/40 accesses (lowered from 10: at the longest "
+                                  "intervals its memory in use still reads under 25%)"));
+  /* The warm region (5/40) counts as hot now. */
+  g_assert_nonnull (strstr (text, "1.0 GiB in 2 of 3 regions"));
 }
 
 static void
@@ -955,6 +979,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ctl/list/empty", test_list_empty);
   g_test_add_func ("/ctl/list/json", test_list_json);
   g_test_add_func ("/ctl/heat/text", test_heat_text);
+  g_test_add_func ("/ctl/heat/text-lowered-threshold", test_heat_text_lowered_threshold);
   g_test_add_func ("/ctl/heat/json", test_heat_json);
   g_test_add_func ("/ctl/heatmap/history-from-variant", test_history_from_variant);
   g_test_add_func ("/ctl/heatmap/png", test_heatmap_png);

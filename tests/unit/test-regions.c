@@ -960,6 +960,7 @@ test_tune_slow_hot_set_reads_hot (void)
   g_test_message ("scale %u, %u changes in the last 200 aggregations", scale, changes);
   g_assert_cmpuint (scale, >=, 16);
   g_assert_cmpuint (changes, ==, 0);
+  g_assert_false (vt_interval_tune_starved (tune)); /* it reads in the band */
   /* What reads hot is the hot set, to within a region's slack at its ends
    * (boundaries follow it only to a fraction of a region), every time. */
   for (guint w = 0; w < 20; w++) {
@@ -975,6 +976,52 @@ test_tune_slow_hot_set_reads_hot (void)
   g_rand_free (mem.rand);
 }
 
+/* A hot set touched more slowly than the longest intervals can read: each
+ * page every 2.5 s, 2.5 of 40 samples at 32x (160 ms), the slow emulated
+ * host's case (its 64 MiB hot set read 1-4 of 40). The tuner says so
+ * (starved), and at half the threshold most of the hot set reads hot where
+ * at the threshold little of it does; cold memory reads 0 either way. */
+static void
+test_tune_starved_at_bound (void)
+{
+  VtAddrRange range = { 0, 1 * GiB };
+  SweptMemory mem = { 512 * MiB, 576 * MiB, 2500000, 0, g_rand_new_with_seed (5) };
+  /* vtierd's default: no region over 16 MiB (max-region-mib). */
+  VtRegionAttrs attrs = default_attrs;
+  attrs.min_nr_regions = vt_regions_min_for_size (range.end, 10, 1000, 16 * MiB);
+  g_autoptr (VtRegionSet) set = vt_region_set_new (&attrs, &range, 1, 42);
+  g_autoptr (VtIntervalTune) tune = vt_interval_tune_new (32);
+  run_tuned (set, tune, &mem, 300, 0);
+  g_assert_cmpuint (vt_interval_tune_scale (tune), ==, 32);
+  guint64 at_set = 0, at_half = 0;
+  gboolean seen[64] = { FALSE }; /* the hot set's MiB read hot at half, ever */
+  for (guint w = 0; w < 20; w++) {
+    run_tuned (set, tune, &mem, 1, 0);
+    g_assert_true (vt_interval_tune_starved (tune));
+    at_set += vt_region_set_bytes_at_least (set, THRESHOLD);
+    at_half += vt_region_set_bytes_at_least (set, THRESHOLD / 2);
+    guint n;
+    const VtRegion *r = regions_of (set, &n);
+    for (guint i = 0; i < n; i++)
+      for (guint64 a = MAX (r[i].start, 512 * MiB); r[i].nr_accesses >= THRESHOLD / 2 &&
+                                                    a < MIN (r[i].end, 576 * MiB); a += MiB)
+        seen[(a - 512 * MiB) / MiB] = TRUE;
+    g_assert_cmpuint (max_heat_over (set, 0, 448 * MiB), <, THRESHOLD / 2);
+    g_assert_cmpuint (max_heat_over (set, 640 * MiB, 1 * GiB), <, THRESHOLD / 2);
+  }
+  guint ever = 0;
+  for (guint m = 0; m < 64; m++)
+    ever += seen[m];
+  g_test_message ("mean hot: %" G_GUINT64_FORMAT " MiB at the threshold, %" G_GUINT64_FORMAT
+                  " MiB at half; %u of the hot set's 64 MiB hot at half in some aggregation",
+                  at_set / 20 / MiB, at_half / 20 / MiB, ever);
+  g_assert_cmpuint (at_set / 20, <, 16 * MiB);
+  g_assert_cmpuint (at_half / 20, >=, 3 * (at_set / 20));
+  g_assert_cmpuint (at_half / 20, >=, 32 * MiB);
+  g_assert_cmpuint (ever, >=, 60); /* promoted as it reads hot, all of it within 20 */
+  g_rand_free (mem.rand);
+}
+
 /* A hot set touched faster than the sampling interval saturates: the
  * intervals stay as configured (or come back to them). */
 static void
@@ -987,6 +1034,7 @@ test_tune_fast_hot_set_keeps_intervals (void)
   vt_interval_tune_reset (tune, 8);
   run_tuned (set, tune, &mem, 100, 0);
   g_assert_cmpuint (vt_interval_tune_scale (tune), ==, 1);
+  g_assert_false (vt_interval_tune_starved (tune));
   g_rand_free (mem.rand);
 }
 
@@ -1002,6 +1050,7 @@ test_tune_idle_goes_to_bound (void)
     changes += vt_interval_tune_observe (tune, &cold, 1, SAMPLES) != 0;
   g_assert_cmpuint (vt_interval_tune_scale (tune), ==, 16);
   g_assert_cmpuint (changes, ==, 4); /* 2, 4, 8, 16 */
+  g_assert_false (vt_interval_tune_starved (tune)); /* nothing in use to read */
   /* A bound that is no power of two is still the bound. */
   g_autoptr (VtIntervalTune) odd = vt_interval_tune_new (12);
   for (guint a = 0; a < 200; a++)
@@ -1034,6 +1083,7 @@ main (int argc, char **argv)
   g_test_add_func ("/regions/hold/off", test_hold_off);
   g_test_add_func ("/regions/hold/age-in-configured-aggregations",
                    test_hold_age_in_configured_aggregations);
+  g_test_add_func ("/regions/tune/starved-at-bound", test_tune_starved_at_bound);
   g_test_add_func ("/regions/tune/slow-hot-set-reads-hot", test_tune_slow_hot_set_reads_hot);
   g_test_add_func ("/regions/tune/fast-hot-set-keeps-intervals",
                    test_tune_fast_hot_set_keeps_intervals);
