@@ -38,7 +38,7 @@ tiering_inputs (GArray *inputs, gpointer data)
     const char *source;
     VtVmPolicy p = vt_policies_get (m->policies, vt_vm_get_name (vm), &source);
     VtTieringInput in = {
-      .key = vm, .name = vt_vm_get_name (vm), .pid = vt_vm_get_pid (vm),
+      .key = vm, .name = vt_vm_get_name (vm), .process = *vt_vm_get_process (vm),
       .max_accesses = vt_tracker_max_accesses (t), .hot_threshold = vt_tracker_hot_threshold (t),
       .warm_threshold = vt_tracker_warm_threshold (t),
       .size = vt_vm_get_ram_map (vm)->total, .demand = vt_tracker_demand_bytes (t),

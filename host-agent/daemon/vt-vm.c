@@ -16,6 +16,7 @@ struct _VtVm {
 
   char *state, *error;
   GPid pid;
+  VtProcess process; /* the QEMU it acts on, identified at set-up */
   /* set-up results */
   JsonNode *memdevs;
   char *ramblocks, *mtree;
@@ -132,6 +133,23 @@ read_cmdline (GPid pid, GError **error)
   return vt_ram_map_split_cmdline (contents, len);
 }
 
+/* What QEMU said of its RAM is mapped in the process it acts on, and that
+ * process is still the one identified at set-up. */
+static gboolean
+check_process (VtVm *vm, GError **error)
+{
+  if (!vt_process_check (&vm->process, error))
+    return FALSE;
+  g_autofree char *maps_path = g_strdup_printf ("proc/%d/maps", vm->pid);
+  g_autofree char *maps = vt_sysfs_read (maps_path, error);
+  if (!maps || !vt_ram_map_check_mapped (vm->map, maps, error)) {
+    if (error && *error)
+      g_prefix_error (error, "process %d: ", vm->pid);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 /* Last step: the map from what QEMU said, then tracking. */
 static void
 start_tracking (VtVm *vm)
@@ -148,6 +166,10 @@ start_tracking (VtVm *vm)
       !(vm->map = vt_ram_map_build (json_node_get_array (vm->memdevs), rows, mtree, nodes, kinds,
                                     &error))) {
     fail (vm, "guest RAM map", error);
+    return;
+  }
+  if (!check_process (vm, &error)) {
+    fail (vm, "QEMU process", error);
     return;
   }
   if (!read_residency (vm, &error)) {
@@ -224,6 +246,35 @@ on_memdevs (GObject *src, GAsyncResult *res, gpointer data)
   vt_qmp_execute_async (vm->qmp, "x-query-ramblock", NULL, vm->cancel, on_ramblocks, vm);
 }
 
+/* The pid found from a vCPU thread is the one the monitor's other end
+ * vouches for: the QMP socket's peer (SO_PEERCRED), or libvirt's pid file
+ * of the domain where it has one. A peer in the QMP directory that claims
+ * another process's threads is refused before vtierd reads or moves
+ * anything of that process. Then the process is identified by pid and
+ * start time, checked again before every move. */
+static gboolean
+identify_process (VtVm *vm, GError **error)
+{
+  GPid vouched = 0;
+  const char *by = NULL;
+  if (VT_IS_QMP_SOCKET (vm->qmp)) {
+    vouched = vt_qmp_socket_get_pid (VT_QMP_SOCKET (vm->qmp));
+    by = "the QMP socket's peer";
+  } else if (VT_IS_QMP_LIBVIRT (vm->qmp)) {
+    g_autofree char *path = g_strdup_printf ("run/libvirt/qemu/%s.pid", vm->name);
+    g_autofree char *text = vt_sysfs_exists (path) ? vt_sysfs_read (path, NULL) : NULL;
+    vouched = text ? (GPid) g_ascii_strtoll (text, NULL, 10) : 0;
+    by = "libvirt's pid file";
+  }
+  if (vouched > 0 && vouched != vm->pid) {
+    g_set_error (error, VT_ERROR, VT_ERROR_INVALID,
+                 "its vCPU threads belong to process %d, but %s is process %d: not trusted",
+                 vm->pid, by, vouched);
+    return FALSE;
+  }
+  return vt_process_identify (vm->pid, &vm->process, error);
+}
+
 /* QEMU's pid: the thread group of a vCPU thread, the same for a monitor of
  * our own or libvirt's (which has no pid call). */
 static void
@@ -248,6 +299,10 @@ on_cpus (GObject *src, GAsyncResult *res, gpointer data)
     return;
   }
   vm->pid = (GPid) g_ascii_strtoll (tgid + 6, NULL, 10);
+  if (!identify_process (vm, &error)) {
+    fail (vm, "QEMU process", error);
+    return;
+  }
   vt_qmp_execute_async (vm->qmp, "query-memdev", NULL, vm->cancel, on_memdevs, vm);
 }
 
@@ -329,6 +384,7 @@ const char *vt_vm_get_via (VtVm *vm) { return vm->via; }
 const char *vt_vm_get_state (VtVm *vm) { return vm->state; }
 const char *vt_vm_get_error (VtVm *vm) { return vm->error; }
 GPid vt_vm_get_pid (VtVm *vm) { return vm->pid; }
+const VtProcess *vt_vm_get_process (VtVm *vm) { return &vm->process; }
 VtRamMap *vt_vm_get_ram_map (VtVm *vm) { return vm->map; }
 VtTracker *vt_vm_get_tracker (VtVm *vm) { return vm->tracker; }
 

@@ -7,6 +7,7 @@
 #include <glib-object.h>
 
 #include "access/vt-access.h"
+#include "common/vt-process.h"
 #include "daemon/vt-config.h"
 #include "daemon/vt-tracker.h"
 #include "discovery/vt-qmp.h"
@@ -30,6 +31,7 @@ const char *vt_vm_get_via (VtVm *vm);
 const char *vt_vm_get_state (VtVm *vm);
 const char *vt_vm_get_error (VtVm *vm);
 GPid vt_vm_get_pid (VtVm *vm);
+const VtProcess *vt_vm_get_process (VtVm *vm); /* pid and start time */
 VtRamMap *vt_vm_get_ram_map (VtVm *vm);    /* NULL until set up */
 VtTracker *vt_vm_get_tracker (VtVm *vm);   /* NULL until set up */
 

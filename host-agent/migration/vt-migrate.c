@@ -232,16 +232,17 @@ move_batch (GPid pid, void **pages, guint m, int node, int *nodes, int *status, 
 /* ---- A range ---- */
 
 static gboolean
-walk_range (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
+walk_range (const VtProcess *process, guint64 start, guint64 end, int node, guint64 max_bytes,
             VtMigrateStats *stats, GCancellable *cancellable, GError **error)
 {
+  GPid pid = process->pid;
   guint64 page = page_size ();
   if (start % page || end % page || start > end) {
     g_set_error (error, VT_ERROR, VT_ERROR_INVALID, "not a range of whole %" G_GUINT64_FORMAT
                  "-byte pages", page);
     return FALSE;
   }
-  if (!check_node_allowed (pid, node, error))
+  if (!vt_process_check (process, error) || !check_node_allowed (pid, node, error))
     return FALSE;
 
   g_autofree void **pages = g_new (void *, VT_MIGRATE_BATCH);
@@ -266,6 +267,9 @@ walk_range (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
 
     gboolean deferred = FALSE;
     guint m = plan_batch (pages, status, n, node, budget, stats, &deferred);
+    /* The first batch's check was the one above. */
+    if (m && addr > start && !vt_process_check (process, error))
+      return FALSE;
     if (m && !move_batch (pid, pages, m, node, nodes, status, after, stats, error))
       return FALSE;
     if (stats->out_of_memory || deferred)
@@ -287,35 +291,37 @@ thread_cpu_us (void)
 
 /* vt_migrate_range with cancellation between batches. */
 static gboolean
-migrate_range (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
-               VtMigrateStats *stats, GCancellable *cancellable, GError **error)
+migrate_range (const VtProcess *process, guint64 start, guint64 end, int node,
+               guint64 max_bytes, VtMigrateStats *stats, GCancellable *cancellable,
+               GError **error)
 {
   memset (stats, 0, sizeof *stats);
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
   guint64 cpu0 = thread_cpu_us ();
-  gboolean ok = walk_range (pid, start, end, node, max_bytes, stats, cancellable, error);
+  gboolean ok = walk_range (process, start, end, node, max_bytes, stats, cancellable, error);
   stats->cpu_us = thread_cpu_us () - cpu0;
   if (ok)
     return TRUE;
   if (error && *error && (*error)->domain == VT_ERROR)
     g_prefix_error (error, "moving pid %d [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
-                    "x) to node %d: ", (int) pid, start, end, node);
+                    "x) to node %d: ", (int) process->pid, start, end, node);
   return FALSE;
 }
 
 gboolean
-vt_migrate_range (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
-                  VtMigrateStats *stats, GError **error)
+vt_migrate_range (const VtProcess *process, guint64 start, guint64 end, int node,
+                  guint64 max_bytes, VtMigrateStats *stats, GError **error)
 {
   VtMigrateStats local;
-  return migrate_range (pid, start, end, node, max_bytes, stats ? stats : &local, NULL, error);
+  return migrate_range (process, start, end, node, max_bytes, stats ? stats : &local, NULL,
+                        error);
 }
 
 /* ---- In a worker thread ---- */
 
 typedef struct {
-  GPid pid;
+  VtProcess process;
   guint64 start, end;
   int node;
   guint64 max_bytes;
@@ -328,7 +334,7 @@ range_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancell
   const RangeJob *job = data;
   VtMigrateStats stats;
   GError *error = NULL;
-  if (migrate_range (job->pid, job->start, job->end, job->node, job->max_bytes, &stats,
+  if (migrate_range (&job->process, job->start, job->end, job->node, job->max_bytes, &stats,
                      cancellable, &error))
     g_task_return_pointer (task, g_memdup2 (&stats, sizeof stats), g_free);
   else
@@ -336,14 +342,14 @@ range_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancell
 }
 
 void
-vt_migrate_range_async (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
-                        GCancellable *cancellable, GAsyncReadyCallback callback,
-                        gpointer user_data)
+vt_migrate_range_async (const VtProcess *process, guint64 start, guint64 end, int node,
+                        guint64 max_bytes, GCancellable *cancellable,
+                        GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   g_task_set_source_tag (task, VT_TASK_TAG (vt_migrate_range_async));
   RangeJob *job = g_new (RangeJob, 1);
-  *job = (RangeJob) { pid, start, end, node, max_bytes };
+  *job = (RangeJob) { *process, start, end, node, max_bytes };
   g_task_set_task_data (task, job, g_free);
   /* move_pages blocks while the kernel copies the pages. */
   g_task_run_in_thread (task, range_thread);

@@ -6,6 +6,8 @@
 
 #include <gio/gio.h>
 
+#include "common/vt-process.h"
+
 G_BEGIN_DECLS
 
 typedef struct {
@@ -21,7 +23,7 @@ typedef struct {
 /* Pages per move_pages call. */
 #define VT_MIGRATE_BATCH 4096
 
-/* Moves the pages of [start, end) (page aligned) of `pid` to `node`, at most
+/* Moves the pages of [start, end) (page aligned) of `process` to `node`, at most
  * `max_bytes` (0: all). A target node outside the process's cpuset mems is
  * VT_ERROR_UNSUPPORTED (nothing moved); a vanished process VT_ERROR_GONE.
  * Per-page failures are counted in `stats`, not errors. Huge pages move
@@ -30,9 +32,12 @@ typedef struct {
  * move (a 2 MiB THP: 2 MiB moved). The walk stops when `max_bytes` are
  * moved (pages past that are in no count) or on ENOMEM (out_of_memory). The
  * kernel's ENODEV (node without memory online) is VT_ERROR_UNSUPPORTED too.
+ * Before the first batch and each one after it the process is checked to
+ * be the one identified (vt_process_check): a pid that names another
+ * process now is VT_ERROR_GONE, and none of that process's pages move.
  * On an error `stats` holds what was counted before it. */
-gboolean vt_migrate_range (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
-                           VtMigrateStats *stats, GError **error);
+gboolean vt_migrate_range (const VtProcess *process, guint64 start, guint64 end, int node,
+                           guint64 max_bytes, VtMigrateStats *stats, GError **error);
 
 /* The node of each page (a move_pages query), or a negative errno per page. */
 gboolean vt_migrate_query_nodes (GPid pid, const guint64 *addrs, guint n, int *nodes,
@@ -45,9 +50,9 @@ GArray *vt_migrate_allowed_nodes (GPid pid, GError **error);
 
 /* One range in a worker thread; the result is a VtMigrateStats (g_free).
  * `cancellable` is checked before each batch: G_IO_ERROR_CANCELLED. */
-void vt_migrate_range_async (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
-                             GCancellable *cancellable, GAsyncReadyCallback callback,
-                             gpointer user_data);
+void vt_migrate_range_async (const VtProcess *process, guint64 start, guint64 end, int node,
+                             guint64 max_bytes, GCancellable *cancellable,
+                             GAsyncReadyCallback callback, gpointer user_data);
 VtMigrateStats *vt_migrate_range_finish (GAsyncResult *result, GError **error);
 
 /* For tests only: the move_pages(2) used (libnuma's signature), so a test on

@@ -54,7 +54,7 @@ typedef struct {
 
 typedef struct {
   gpointer key;
-  GPid pid;
+  VtProcess process; /* checked before its pages move (vt-migrate.h) */
   guint64 start, end;
   int node;
   gboolean promote;
@@ -154,7 +154,7 @@ measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *p
          VtTieringStats *st)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (VtPlacement) reader = vt_placement_open (in->pid, pfns, &error);
+  g_autoptr (VtPlacement) reader = vt_placement_open (in->process.pid, pfns, &error);
   guint n_nodes = tiers->nodes->len;
   g_autofree guint64 *per_node = g_new (guint64, MAX (n_nodes, 1));
   st->top_bytes = st->slow_bytes = st->hot_top = st->hot_slow = 0;
@@ -319,7 +319,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
          * nothing to move; in pieces, so that other moves take turns. */
         for (guint64 left = need; left > 0;) {
           guint64 piece = MIN (left, chunk);
-          Job job = { in->key, in->pid, r->start, r->end, node, promote, exchange, hot, piece,
+          Job job = { in->key, in->process, r->start, r->end, node, promote, exchange, hot, piece,
                       piece, 0 };
           g_array_append_val (jobs, job);
           left -= piece;
@@ -330,7 +330,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       double part = (double) movable / (double) (r->end - r->start);
       for (guint64 at = r->start; at < r->end; at += chunk) {
         guint64 to = MIN (r->end, at + chunk);
-        Job job = { in->key, in->pid, at, to, node, promote, exchange, hot,
+        Job job = { in->key, in->process, at, to, node, promote, exchange, hot,
                     (guint64) (part * (double) (to - at)), 0, 0 };
         g_array_append_val (jobs, job);
       }
@@ -532,7 +532,7 @@ run_next_job (VtTiering *t)
   s->jobs++;
   guint64 allowed = (guint64) t->byte_tokens;
   guint64 max = job->max_bytes ? MIN (job->max_bytes, allowed) : allowed;
-  vt_migrate_range_async (job->pid, job->start, job->end, job->node, max, t->cancel,
+  vt_migrate_range_async (&job->process, job->start, job->end, job->node, max, t->cancel,
                           on_job_done, t);
 }
 
@@ -728,7 +728,7 @@ take_retries (VtTiering *t, VmRound *v, guint64 room, GArray *promotes)
     if (wanted) {
       /* The whole range again (its moved pages cost a query each), the
        * room only for what was left behind. */
-      Job job = { v->in->key, v->in->pid, r->start, r->end, r->node, TRUE, FALSE, TRUE, bytes,
+      Job job = { v->in->key, v->in->process, r->start, r->end, r->node, TRUE, FALSE, TRUE, bytes,
                   r->end - r->start, r->tries };
       g_array_append_val (promotes, job);
       queued += bytes;
@@ -834,7 +834,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     v->in = in;
     v->place = g_new0 (Place, MAX (in->n_regions, 1));
     g_ptr_array_add (owned, v->place);
-    v->allowed = vt_migrate_allowed_nodes (in->pid, NULL); /* NULL: any */
+    v->allowed = vt_migrate_allowed_nodes (in->process.pid, NULL); /* NULL: any */
     g_ptr_array_add (allowed, v->allowed);
     v->st = &vm_state (t, in->key)->stats;
     policy_changed |= note_policy (vm_state (t, in->key), in);

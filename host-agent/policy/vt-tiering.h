@@ -32,6 +32,7 @@
 
 #include <glib.h>
 
+#include "common/vt-process.h"
 #include "policy/vt-fair-share.h"
 #include "regions/vt-regions.h"
 
@@ -56,7 +57,7 @@ typedef struct {
 typedef struct {
   gpointer key;
   const char *name;
-  GPid pid;
+  VtProcess process; /* its QEMU: pid and start time (vt-process.h) */
   const VtRegion *regions;
   guint n_regions;
   guint max_accesses, hot_threshold;

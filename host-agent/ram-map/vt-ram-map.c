@@ -319,6 +319,53 @@ vt_ram_map_read_residency (VtRamMap *map, const char *numa_maps, const char *sma
   return TRUE;
 }
 
+/* ---- the process behind the map ---- */
+
+typedef struct {
+  guint64 start, end;
+} Span;
+
+static gint
+span_cmp (gconstpointer a, gconstpointer b)
+{
+  const Span *x = a, *y = b;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+gboolean
+vt_ram_map_check_mapped (const VtRamMap *map, const char *maps, GError **error)
+{
+  g_return_val_if_fail (map != NULL && maps != NULL, FALSE);
+  g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (Span));
+  for (const char *line = maps; *line;) {
+    const char *eol = strchr (line, '\n');
+    char *end = NULL;
+    Span s = { g_ascii_strtoull (line, &end, 16), 0 };
+    if (end && *end == '-')
+      s.end = g_ascii_strtoull (end + 1, NULL, 16);
+    if (s.end > s.start)
+      g_array_append_val (spans, s);
+    if (!eol)
+      break;
+    line = eol + 1;
+  }
+  g_array_sort (spans, span_cmp); /* the kernel's order already; a fake's maybe not */
+  for (guint b = 0; b < map->blocks->len; b++) {
+    const VtRamBlock *block = g_ptr_array_index (map->blocks, b);
+    guint64 at = block->hva, end = block->hva + block->size;
+    for (guint i = 0; i < spans->len && at < end; i++) {
+      const Span *s = &g_array_index (spans, Span, i);
+      if (s->start <= at && s->end > at)
+        at = s->end;
+    }
+    if (at < end)
+      return vt_error_invalid (error, "RAM block %s (0x%" G_GINT64_MODIFIER "x, %" G_GUINT64_FORMAT
+                             " MiB) is not mapped in the process at 0x%" G_GINT64_MODIFIER "x",
+                             block->id, block->hva, block->size >> 20, at);
+  }
+  return TRUE;
+}
+
 /* ---- translations ---- */
 
 gboolean

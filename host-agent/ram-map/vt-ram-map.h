@@ -85,6 +85,12 @@ VtRamMap *vt_ram_map_build (JsonArray *memdevs, GPtrArray *rows, GArray *mtree,
  * thp_bytes from /proc/PID/smaps text (AnonHugePages + FilePmdMapped of the
  * block's VMAs; smaps may be NULL, then thp_bytes is left alone). Replaces
  * earlier values; on failure the map is unchanged. */
+/* Whether every block's [hva, hva + size) is mapped in the process whose
+ * /proc/PID/maps text `maps` is. What QEMU (or a peer claiming to be one)
+ * said of its RAM must be true of the process vtierd will move pages of;
+ * VT_ERROR_INVALID names the first block that is not. */
+gboolean vt_ram_map_check_mapped (const VtRamMap *map, const char *maps, GError **error);
+
 gboolean vt_ram_map_read_residency (VtRamMap *map, const char *numa_maps, const char *smaps,
                                     GError **error);
 

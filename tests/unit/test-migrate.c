@@ -41,11 +41,26 @@ rm_tree (const char *path)
   g_rmdir (path);
 }
 
-/* A fake root whose proc/PID/status says `mems` (NULL: no such line). */
+/* The start time fake roots give their process (proc/PID/stat field 22). */
+#define FAKE_START 403450
+
+static void
+put_stat (const char *root, GPid pid, guint64 start)
+{
+  g_autofree char *rel = g_strdup_printf ("proc/%d/stat", (int) pid);
+  g_autofree char *text = g_strdup_printf ("%d (qemu-system-x86) S 1 %d %d 0 -1 4194560 0 0 0 0 "
+                                           "0 0 0 0 20 0 4 0 %" G_GUINT64_FORMAT " 0 0\n",
+                                           (int) pid, (int) pid, (int) pid, start);
+  vt_test_put_file (root, rel, text);
+}
+
+/* A fake root whose proc/PID/status says `mems` (NULL: no such line), its
+ * stat FAKE_START. */
 static char *
 fake_root (GPid pid, const char *mems)
 {
   char *root = g_dir_make_tmp ("vt-migrate-XXXXXX", NULL);
+  put_stat (root, pid, FAKE_START);
   g_autofree char *rel = g_strdup_printf ("proc/%d/status", (int) pid);
   g_autofree char *line = mems ? g_strdup_printf ("Mems_allowed_list:\t%s\n", mems) : g_strdup ("");
   g_autofree char *text = g_strdup_printf ("Name:\tqemu\nPid:\t%d\n%sVoluntary_ctxt_switches:\t1\n",
@@ -79,12 +94,24 @@ addr (const void *p)
   return (guint64) GPOINTER_TO_SIZE (p);
 }
 
+/* The process `pid` names, under the current sysfs root. */
+static VtProcess
+proc_of (GPid pid)
+{
+  VtProcess p;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (vt_process_identify (pid, &p, &error));
+  g_assert_no_error (error);
+  return p;
+}
+
 /* vt_migrate_range on n pages of ours from m. */
 static gboolean
 own_range (const char *m, guint n, int node, guint64 max_bytes, VtMigrateStats *stats,
            GError **error)
 {
-  return vt_migrate_range (getpid (), addr (m), addr (m) + n * page (), node, max_bytes, stats,
+  VtProcess self = proc_of (getpid ());
+  return vt_migrate_range (&self, addr (m), addr (m) + n * page (), node, max_bytes, stats,
                            error);
 }
 
@@ -204,7 +231,8 @@ test_real_gone (void)
   m[0] = 1;
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
-  g_assert_false (vt_migrate_range (child, addr (m), addr (m) + page (), 0, 0, &stats, &error));
+  VtProcess gone = { child, 1 };
+  g_assert_false (vt_migrate_range (&gone, addr (m), addr (m) + page (), 0, 0, &stats, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
   g_clear_error (&error);
 
@@ -216,7 +244,8 @@ test_real_gone (void)
 
   /* Its status still readable (a fake), the syscall is what notices. */
   char *root = fake_root (child, "0");
-  g_assert_false (vt_migrate_range (child, addr (m), addr (m) + page (), 0, 0, &stats, &error));
+  VtProcess faked = { child, FAKE_START };
+  g_assert_false (vt_migrate_range (&faked, addr (m), addr (m) + page (), 0, 0, &stats, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
   g_assert_nonnull (strstr (error->message, "move_pages"));
   fake_root_done (root);
@@ -241,7 +270,8 @@ static void
 test_invalid_range (void)
 {
   g_autoptr (GError) error = NULL;
-  g_assert_false (vt_migrate_range (getpid (), page () + 1, 4 * page (), 0, 0, NULL, &error));
+  VtProcess self = proc_of (getpid ());
+  g_assert_false (vt_migrate_range (&self, page () + 1, 4 * page (), 0, 0, NULL, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
 }
 
@@ -259,7 +289,8 @@ run_async (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
            GCancellable *cancellable, GError **error)
 {
   GAsyncResult *result = NULL;
-  vt_migrate_range_async (pid, start, end, node, max_bytes, cancellable, on_done, &result);
+  VtProcess process = proc_of (pid);
+  vt_migrate_range_async (&process, start, end, node, max_bytes, cancellable, on_done, &result);
   while (!result)
     g_main_context_iteration (NULL, TRUE);
   VtMigrateStats *stats = vt_migrate_range_finish (result, error);
@@ -378,6 +409,7 @@ test_allowed_fake (void)
 #define FAKE_PID 4242
 #define FAKE_PAGES (3 * VT_MIGRATE_BATCH)
 #define FAKE_BASE ((guint64) 1 << 32)
+static const VtProcess fake_process = { FAKE_PID, FAKE_START };
 
 typedef struct {
   int where[FAKE_PAGES];      /* node, or -ENOENT / -EFAULT */
@@ -387,6 +419,7 @@ typedef struct {
   guint free_pages[2];
   guint queries, moves;
   GCancellable *cancel_after_move; /* cancelled after the first move call */
+  const char *reuse_after_move;    /* a root: the pid names another process after the first */
   guint sleep_ms, spin_ms; /* each move waits (off CPU) or works (on it) this long */
 } FakeKernel;
 
@@ -467,6 +500,8 @@ fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, i
   }
   if (fk.cancel_after_move && fk.moves == 1)
     g_cancellable_cancel (fk.cancel_after_move);
+  if (fk.reuse_after_move && fk.moves == 1)
+    put_stat (fk.reuse_after_move, FAKE_PID, FAKE_START + 1);
   return 0;
 }
 
@@ -533,7 +568,7 @@ test_fake_two_nodes (Fixture *fx, gconstpointer data)
 
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
-  g_assert_true (vt_migrate_range (FAKE_PID, fake_addr (0), fake_addr (16), 1, 0, &stats, &error));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (16), 1, 0, &stats, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (stats.moved, ==, 8 * page ());
   g_assert_cmpuint (stats.already, ==, 4 * page ());
@@ -544,6 +579,42 @@ test_fake_two_nodes (Fixture *fx, gconstpointer data)
   g_assert_cmpuint (fake_count_on (1), ==, 12);
   g_assert_cmpint (fk.where[15], ==, 0);
   g_assert_cmpuint (fk.moves, ==, 1);
+}
+
+/* The pid now names another process (the VM's QEMU exited, the pid was
+ * reused): not one page moves, and the error says so. */
+static void
+test_fake_reused_pid_moves_nothing (Fixture *fx, gconstpointer data)
+{
+  (void) data;
+  fake_place (0, FAKE_PAGES, 0);
+  put_stat (fx->root, FAKE_PID, FAKE_START + 1);
+  VtMigrateStats stats;
+  g_autoptr (GError) error = NULL;
+  g_assert_false (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1, 0,
+                                    &stats, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
+  g_assert_nonnull (strstr (error->message, "now names a process"));
+  g_assert_cmpuint (fk.moves, ==, 0);
+  g_assert_cmpuint (fake_count_on (1), ==, 0);
+}
+
+/* ... and when that happens in the middle of a range, no batch after it
+ * moves: the identity is checked before each. */
+static void
+test_fake_reused_pid_mid_range (Fixture *fx, gconstpointer data)
+{
+  (void) data;
+  fake_place (0, FAKE_PAGES, 0);
+  fk.reuse_after_move = fx->root;
+  VtMigrateStats stats;
+  g_autoptr (GError) error = NULL;
+  g_assert_false (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1, 0,
+                                    &stats, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
+  g_assert_cmpuint (fk.moves, ==, 1);
+  g_assert_cmpuint (fake_count_on (1), ==, VT_MIGRATE_BATCH);
+  g_assert_cmpuint (stats.moved, ==, VT_MIGRATE_BATCH * page ());
 }
 
 /* A THP of 512 pages moves whole and counts 2 MiB once, though the kernel
@@ -558,7 +629,7 @@ test_fake_huge_page (Fixture *fx, gconstpointer data)
   fk.len[0] = 512;
 
   VtMigrateStats stats;
-  g_assert_true (vt_migrate_range (FAKE_PID, fake_addr (0), fake_addr (516), 1, 0, &stats, NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (516), 1, 0, &stats, NULL));
   g_assert_cmpuint (stats.moved, ==, 516 * page ());
   g_assert_cmpuint (stats.busy + stats.failed + stats.already, ==, 0);
   g_assert_cmpuint (fake_count_on (1), ==, 516);
@@ -574,7 +645,7 @@ test_fake_max_bytes (Fixture *fx, gconstpointer data)
   guint want = VT_MIGRATE_BATCH + 5;
 
   VtMigrateStats stats;
-  g_assert_true (vt_migrate_range (FAKE_PID, fake_addr (0), fake_addr (FAKE_PAGES), 1,
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1,
                                    want * page () + 100, &stats, NULL));
   g_assert_cmpuint (stats.moved, ==, want * page ());
   g_assert_cmpuint (stats.already + stats.busy + stats.skipped + stats.failed, ==, 0);
@@ -592,11 +663,11 @@ test_fake_cpu_time (Fixture *fx, gconstpointer data)
   fake_place (0, 16, 0);
   VtMigrateStats stats;
   fk.sleep_ms = 60;
-  g_assert_true (vt_migrate_range (FAKE_PID, fake_addr (0), fake_addr (8), 1, 0, &stats, NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (8), 1, 0, &stats, NULL));
   g_assert_cmpuint (stats.moved, ==, 8 * page ());
   g_assert_cmpuint (stats.cpu_us, <, 30000);
   fk.sleep_ms = 0, fk.spin_ms = 60;
-  g_assert_true (vt_migrate_range (FAKE_PID, fake_addr (8), fake_addr (16), 1, 0, &stats, NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (8), fake_addr (16), 1, 0, &stats, NULL));
   g_assert_cmpuint (stats.cpu_us, >=, 60000);
 }
 
@@ -611,7 +682,7 @@ test_fake_out_of_memory (Fixture *fx, gconstpointer data)
 
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
-  g_assert_true (vt_migrate_range (FAKE_PID, fake_addr (0), fake_addr (VT_MIGRATE_BATCH + 16), 1,
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (VT_MIGRATE_BATCH + 16), 1,
                                    0, &stats, &error));
   g_assert_no_error (error);
   g_assert_true (stats.out_of_memory);
@@ -654,6 +725,8 @@ main (int argc, char **argv)
   g_test_add_func ("/migrate/allowed-nodes/fake", test_allowed_fake);
 #define add(path, fn) g_test_add (path, Fixture, NULL, fake_setup, fn, fake_teardown)
   add ("/migrate/fake/two-nodes", test_fake_two_nodes);
+  add ("/migrate/fake/reused-pid-moves-nothing", test_fake_reused_pid_moves_nothing);
+  add ("/migrate/fake/reused-pid-mid-range", test_fake_reused_pid_mid_range);
   add ("/migrate/fake/huge-page", test_fake_huge_page);
   add ("/migrate/fake/max-bytes", test_fake_max_bytes);
   add ("/migrate/fake/cpu-time", test_fake_cpu_time);

@@ -123,6 +123,48 @@ node_bytes (const VtRamBlock *block, guint node)
   return node < block->node_bytes->len ? g_array_index (block->node_bytes, guint64, node) : 0;
 }
 
+/* ---- the process behind the map ---- */
+
+/* Each captured QEMU's RAM blocks are mapped in its captured maps; the same
+ * blocks against another QEMU's maps (a peer that lies about its pid or
+ * RAM) are not, and the error names the block; a map cut inside a block
+ * (mapped in part) is caught too. */
+static void
+test_check_mapped (void)
+{
+  g_autoptr (VtRamMap) numa2 = build_map ("qemu-numa2", FALSE);
+  g_autoptr (VtRamMap) plain = build_map ("qemu-plain", FALSE);
+  g_autofree char *numa2_maps = read_data ("qemu-numa2", "maps.txt");
+  g_autofree char *plain_maps = read_data ("qemu-plain", "maps.txt");
+  g_autoptr (GError) error = NULL;
+  g_assert_true (vt_ram_map_check_mapped (numa2, numa2_maps, &error));
+  g_assert_no_error (error);
+  g_assert_true (vt_ram_map_check_mapped (plain, plain_maps, &error));
+  g_assert_no_error (error);
+
+  g_assert_false (vt_ram_map_check_mapped (numa2, plain_maps, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "RAM block mem0"));
+  g_clear_error (&error);
+
+  /* mem1's mapping ends a page short. */
+  const VtRamBlock *mem1 = block_at (numa2, 1);
+  g_autofree char *cut = g_strdup_printf ("%" G_GINT64_MODIFIER "x-%" G_GINT64_MODIFIER
+                                          "x rw-p 00000000 00:00 0\n%s",
+                                          mem1->hva, mem1->hva + mem1->size - 4096,
+                                          numa2_maps);
+  g_autofree char *start = g_strdup_printf ("%" G_GINT64_MODIFIER "x-", mem1->hva);
+  /* the captured line of mem1 itself, out */
+  g_auto (GStrv) lines = g_strsplit (cut, "\n", -1);
+  g_autoptr (GString) without = g_string_new (NULL);
+  for (guint i = 0; lines[i]; i++)
+    if (i == 0 || !g_str_has_prefix (lines[i], start))
+      g_string_append_printf (without, "%s\n", lines[i]);
+  g_assert_false (vt_ram_map_check_mapped (numa2, without->str, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "RAM block mem1"));
+}
+
 /* ---- the three captured VMs ---- */
 
 /* Two guest nodes: mem0 (memfd, node 0) then mem1 (ram, node 1) in
@@ -552,6 +594,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/ram-map/check-mapped", test_check_mapped);
   g_test_add_func ("/ram-map/qemu-numa2", test_qemu_numa2);
   g_test_add_func ("/ram-map/qemu-plain", test_qemu_plain);
   g_test_add_func ("/ram-map/libvirt-numa2", test_libvirt_numa2);

@@ -3,9 +3,12 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/vt-error.h"
+#include "common/vt-process.h"
 #include "common/vt-sysfs.h"
+#include "vt-test-tree.h"
 
 static void
 test_read_write_under_root (void)
@@ -91,6 +94,74 @@ test_nodelist_format (void)
   g_assert_cmpstr (none, ==, "");
 }
 
+/* ---- which process a pid names ---- */
+
+static void
+test_process_real (void)
+{
+  VtProcess self;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (vt_process_identify (getpid (), &self, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (self.pid, ==, getpid ());
+  g_assert_cmpuint (self.start_time, >, 0);
+  g_assert_true (vt_process_check (&self, &error));
+  VtProcess other = self;
+  other.start_time++;
+  g_assert_false (vt_process_check (&other, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
+}
+
+/* The captured stat line of a QEMU; the same with a command name that holds
+ * spaces and parentheses (a process names itself); the pid reused by
+ * another process; gone; a line that does not parse. */
+static void
+test_process_fake (void)
+{
+  g_autofree char *root = g_dir_make_tmp ("vt-process-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (g_getenv ("VT_TEST_DATA"), "proc", "qemu-stat.txt",
+                                            NULL);
+  g_autofree char *captured = NULL;
+  g_assert_true (g_file_get_contents (path, &captured, NULL, NULL));
+  g_auto (GStrv) fields = g_strsplit (strrchr (captured, ')') + 2, " ", -1);
+  guint64 start = g_ascii_strtoull (fields[19], NULL, 10); /* field 22 */
+  vt_test_put_file (root, "proc/4242/stat", captured);
+  g_autofree char *odd = g_strdup_printf ("4243 (qemu) (x 1 2 3) %s", strrchr (captured, ')') + 2);
+  vt_test_put_file (root, "proc/4243/stat", odd);
+  vt_sysfs_set_root (root);
+
+  g_autoptr (GError) error = NULL;
+  VtProcess qemu, named;
+  g_assert_true (vt_process_identify (4242, &qemu, &error));
+  g_assert_cmpuint (qemu.start_time, ==, start);
+  g_assert_cmpuint (qemu.start_time, ==, 403450);
+  g_assert_true (vt_process_identify (4243, &named, &error));
+  g_assert_cmpuint (named.start_time, ==, start);
+  g_assert_true (vt_process_check (&qemu, &error));
+  g_assert_no_error (error);
+
+  /* Another process under the same pid: another start time. */
+  g_autofree char *reused = g_strdup (captured);
+  char *at = strstr (reused, " 403450 ");
+  g_assert_nonnull (at);
+  memcpy (at + 1, "999999", 6);
+  vt_test_put_file (root, "proc/4242/stat", reused);
+  g_assert_false (vt_process_check (&qemu, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
+  g_assert_nonnull (strstr (error->message, "999999"));
+  g_assert_nonnull (strstr (error->message, "403450"));
+  g_clear_error (&error);
+
+  VtProcess none = { 4244, 1 };
+  g_assert_false (vt_process_check (&none, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
+  g_clear_error (&error);
+  vt_test_put_file (root, "proc/4245/stat", "4245 (qemu) S 1 2");
+  g_assert_false (vt_process_identify (4245, &none, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  vt_sysfs_set_root (NULL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -98,5 +169,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sysfs/read-write-under-root", test_read_write_under_root);
   g_test_add_func ("/sysfs/nodelist", test_nodelist);
   g_test_add_func ("/sysfs/nodelist-format", test_nodelist_format);
+  g_test_add_func ("/sysfs/process/real", test_process_real);
+  g_test_add_func ("/sysfs/process/fake", test_process_fake);
   return g_test_run ();
 }

@@ -13,6 +13,9 @@
 #include "vt-test-tree.h"
 
 #define PID 4242
+#define START_TIME 403450 /* field 22 of its proc/PID/stat below */
+#define STAT "4242 (qemu-system-x86) S 1 4242 4242 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 4 0 " \
+  G_STRINGIFY (START_TIME) " 0 0\n"
 #define PAGE 4096ull
 #define MiB (1024 * 1024ull)
 #define BASE 0x7f0000000000ull
@@ -113,6 +116,7 @@ make_host (void)
   vt_test_put_file (root, "sys/devices/virtual/memory_tiering/memory_tier4/nodelist", "0\n");
   vt_test_put_file (root, "sys/devices/virtual/memory_tiering/memory_tier22/nodelist", "1\n");
   vt_test_put_file (root, "proc/" G_STRINGIFY (PID) "/status", "Name:\tqemu\nMems_allowed_list:\t0-1\n");
+  vt_test_put_file (root, "proc/" G_STRINGIFY (PID) "/stat", STAT);
   vt_sysfs_set_root (root);
   vt_migrate_set_move_pages_func (fake_move_pages);
   write_meminfo ();
@@ -147,7 +151,7 @@ inputs (GArray *out, gpointer data)
   static const char *names[] = { "a", "b" };
   for (guint v = 0; v < w->n_vms; v++) {
     VtTieringInput in = {
-      .key = GUINT_TO_POINTER (v + 1), .name = names[v], .pid = PID, .regions = w->regions[v],
+      .key = GUINT_TO_POINTER (v + 1), .name = names[v], .process = { PID, START_TIME }, .regions = w->regions[v],
       .n_regions = 4, .max_accesses = 40, .hot_threshold = 4, .size = PAGES * PAGE,
       .weight = w->weight[v], .min = 0, .max = G_MAXUINT64, .mode = w->mode[v],
       .fast_nodes = v == 0 ? w->fast_nodes : NULL,

@@ -1,0 +1,61 @@
+#include "common/vt-process.h"
+
+#include <string.h>
+
+#include "common/vt-error.h"
+#include "common/vt-sysfs.h"
+
+/* Field 22 of /proc/PID/stat. The command name (field 2) is in parentheses
+ * and may hold spaces and parentheses itself, so fields are counted from
+ * the last ')'. */
+static gboolean
+parse_start_time (const char *stat, GPid pid, guint64 *start, GError **error)
+{
+  const char *p = strrchr (stat, ')');
+  if (p) {
+    g_auto (GStrv) fields = g_strsplit (p + 1, " ", 24);
+    /* fields[0] is empty (the space after ')'); fields[1] is field 3. */
+    if (g_strv_length (fields) > 20) {
+      char *end = NULL;
+      guint64 value = g_ascii_strtoull (fields[20], &end, 10);
+      if (end != fields[20] && *end == '\0') {
+        *start = value;
+        return TRUE;
+      }
+    }
+  }
+  g_set_error (error, VT_ERROR, VT_ERROR_INVALID,
+               "proc/%d/stat: no start time in \"%.64s\"", (int) pid, stat);
+  return FALSE;
+}
+
+gboolean
+vt_process_identify (GPid pid, VtProcess *process, GError **error)
+{
+  g_autofree char *path = g_strdup_printf ("proc/%d/stat", (int) pid);
+  g_autoptr (GError) local = NULL;
+  g_autofree char *stat = pid > 0 ? vt_sysfs_read (path, &local) : NULL;
+  if (!stat) {
+    g_set_error (error, VT_ERROR, VT_ERROR_GONE, "process %d is gone%s%s", (int) pid,
+                 local ? ": " : "", local ? local->message : "");
+    return FALSE;
+  }
+  process->pid = pid;
+  return parse_start_time (stat, pid, &process->start_time, error);
+}
+
+gboolean
+vt_process_check (const VtProcess *process, GError **error)
+{
+  VtProcess now;
+  if (!vt_process_identify (process->pid, &now, error))
+    return FALSE;
+  if (now.start_time != process->start_time) {
+    g_set_error (error, VT_ERROR, VT_ERROR_GONE,
+                 "process %d is gone: its pid now names a process started at tick %"
+                 G_GUINT64_FORMAT ", not %" G_GUINT64_FORMAT, (int) process->pid, now.start_time,
+                 process->start_time);
+    return FALSE;
+  }
+  return TRUE;
+}

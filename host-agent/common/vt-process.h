@@ -1,0 +1,24 @@
+/* Which process a pid names: the pid and the process's start time (in
+ * clock ticks since boot, /proc/PID/stat field 22), the pair polkit's
+ * unix-process subjects use. A pid is reused once its process is gone and
+ * reaped; the new process has another start time. vtierd takes a VM's pid
+ * from what QEMU (or a peer claiming to be QEMU) tells it, once, and acts
+ * on it for as long as the VM runs: move_pages on it as root. So the pair
+ * is taken when the VM is set up, and checked again before each batch of
+ * pages moves. Paths are under the vt_sysfs root (fake trees in tests). */
+#pragma once
+
+#include <glib.h>
+
+typedef struct {
+  GPid pid;
+  guint64 start_time; /* clock ticks after boot */
+} VtProcess;
+
+/* The process `pid` names now. VT_ERROR_GONE when there is none;
+ * VT_ERROR_INVALID when its stat line does not parse. */
+gboolean vt_process_identify (GPid pid, VtProcess *process, GError **error);
+
+/* Whether `process` still runs under its pid: VT_ERROR_GONE, naming both
+ * start times, when the pid now names another process or none. */
+gboolean vt_process_check (const VtProcess *process, GError **error);
