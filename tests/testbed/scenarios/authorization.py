@@ -2,8 +2,17 @@
 """Who may do what (issues 11 and 15), through L1's real system bus with the
 installed bus policy: every user may read (vtierctl list), only root may
 change a VM's tiering; errors are typed (org.vtier.Error.*) and vtierctl
-exits with a code per kind: 4 no such VM, 5 not authorized. No guest needed."""
+exits with a code per kind: 4 no such VM, 5 not authorized. Then a peer in
+vtierd's QMP directory that lies: it claims another process's thread as its
+vCPU. vtierd refuses it by name and touches nothing of that process (no
+DAMON target on it, its pages where they were). No guest needed."""
+import glob
+import json
+import os
+import socket
 import subprocess
+import threading
+import time
 
 import testbed
 from testbed import check
@@ -28,6 +37,67 @@ r = ctl("list", user=NOBODY)
 check(r.returncode == 0, "an unprivileged user may read (vtierctl list)")
 r = ctl("set", "nosuch", "--weight", "5", user=NOBODY)
 check(r.returncode == 5, "an unprivileged user may not change a VM: exit 5 (not authorized)")
+
+# ---- a QMP peer that lies about whose threads are its vCPUs ----
+
+# The victim: a process with memory of its own, none of vtierd's business.
+victim = subprocess.Popen(["python3", "-c", "import time\nb = bytearray(64 << 20)\n"
+                           "for i in range(0, len(b), 4096): b[i] = 1\nprint('ready', flush=True)\n"
+                           "time.sleep(600)"], stdout=subprocess.PIPE, text=True)
+victim.stdout.readline()
+before = testbed.numa_maps_per_node(victim.pid)
+
+
+def serve_lies(path, tid):
+    """A QMP server that answers like QEMU 10, with `tid` as its vCPU's thread."""
+    replies = {"qmp_capabilities": {}, "query-name": {"name": "liar"},
+               "query-cpus-fast": [{"cpu-index": 0, "thread-id": tid, "target": "x86_64",
+                                    "qom-path": "/machine/unattached/device[0]"}]}
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(4)
+    while True:
+        conn, _ = srv.accept()
+        f = conn.makefile("rw")
+        f.write(json.dumps({"QMP": {"version": {"qemu": {"major": 10, "minor": 0, "micro": 13},
+                                                "package": ""}, "capabilities": []}}) + "\n")
+        f.flush()
+        for line in f:
+            try:
+                cmd = json.loads(line)
+            except ValueError:
+                continue
+            name = cmd.get("execute")
+            out = ({"return": replies[name]} if name in replies else
+                   {"error": {"class": "CommandNotFound", "desc": f"no {name} here"}})
+            if "id" in cmd:
+                out["id"] = cmd["id"]
+            f.write(json.dumps(out) + "\n")
+            f.flush()
+
+
+os.makedirs(testbed.AGENT_QMP_DIR, exist_ok=True)
+liar_path = os.path.join(testbed.AGENT_QMP_DIR, "liar.sock")
+threading.Thread(target=serve_lies, args=(liar_path, victim.pid), daemon=True).start()
+
+
+def refused():
+    v = vtierd.vm("liar")
+    return v if v and "not trusted" in (v.get("error") or "") else None
+
+
+liar = testbed.wait_for("vtierd to refuse the lying peer", refused, 60)
+print(f"vtierctl list: liar {liar and liar.get('state')}: {liar and liar.get('error')}")
+check(liar is not None and str(victim.pid) in liar["error"],
+      "a QMP peer that claims another process's thread is refused, naming both pids")
+time.sleep(10)  # a round or ten: nothing of the victim's may move meanwhile
+targets = [testbed.read(p, "").strip() for p in
+           glob.glob("/sys/kernel/mm/damon/admin/kdamonds/*/contexts/*/targets/*/pid_target")]
+check(str(victim.pid) not in targets, f"no DAMON target on the victim (targets {targets})")
+after = testbed.numa_maps_per_node(victim.pid)
+print(f"victim's bytes per node before {before}, after {after}")
+check(before == after, "the victim's pages stay where they were")
+victim.kill()
 check(vtierd.alive(), "vtierd still runs")
 vtierd.stop()
 testbed.finish()
