@@ -2,6 +2,7 @@
 
 #include "common/vt-error.h"
 #include "common/vt-size.h"
+#include "daemon/vt-metrics.h"
 
 static const char *const sources[] = { "auto", "damon", "page-idle", "soft-dirty", NULL };
 
@@ -64,6 +65,7 @@ vt_config_free (VtConfig *c)
   g_strfreev (c->qmp_dirs);
   g_free (c->source);
   g_free (c->policy_file);
+  g_free (c->metrics_listen);
   g_hash_table_unref (c->vm_policies);
   g_free (c);
 }
@@ -108,6 +110,7 @@ static const Option options[] = {
   OPT ("tiering", "cold-threshold", OPT_UINT, cold_max_pct, 0, 100),
   OPT ("tiering", "cooldown", OPT_UINT, cooldown_s, 0, 86400),
   OPT ("tiering", "policy-file", OPT_STRING, policy_file, 0, 0),
+  OPT ("metrics", "listen", OPT_STRING, metrics_listen, 0, 0),
 };
 
 static const Option *
@@ -149,8 +152,15 @@ read_option (GKeyFile *kf, const Option *o, VtConfig *c)
     if (g_str_equal (o->key, "source") && !source_is_valid (v))
       return g_strdup_printf ("[access] source = '%s' is not one of auto, damon, page-idle, soft-dirty",
                               raw);
+    if ((!v || !*v) && g_str_equal (o->group, "metrics")) { /* empty: no endpoint */
+      g_clear_pointer ((char **) field, g_free);
+      return NULL;
+    }
     if (!v || !*v)
       return g_strdup_printf ("[%s] %s is empty", o->group, o->key);
+    g_autoptr (GSocketAddress) address = NULL;
+    if (g_str_equal (o->key, "listen") && !(address = vt_metrics_parse_listen (v, &error)))
+      return g_strdup_printf ("[metrics] listen: %s; no metrics served", error->message);
     g_free (*(char **) field);
     *(char **) field = g_steal_pointer (&v);
     return NULL;

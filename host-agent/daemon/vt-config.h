@@ -40,6 +40,8 @@ typedef struct {
   guint cold_max_pct;
   guint cooldown_s;
   char *policy_file; /* where live policy changes persist */
+  /* [metrics] */
+  char *metrics_listen; /* HOST:PORT of the scrape endpoint; NULL: none */
   /* [vm NAME] groups: name -> VtVmPolicy */
   GHashTable *vm_policies;
 } VtConfig;

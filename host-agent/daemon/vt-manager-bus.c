@@ -16,82 +16,11 @@ struct _VtManagerBus {
 
 /* ---- ListVMs ---- */
 
-static GVariant *
-nodes_variant (const GArray *nodes)
-{
-  return g_variant_new_fixed_array (G_VARIANT_TYPE_UINT32, nodes ? nodes->data : NULL,
-                                    nodes ? nodes->len : 0, sizeof (guint32));
-}
-
-/* The keys of the VM's policy and where it comes from. */
-static void
-add_policy (GVariantDict *d, VtPolicies *policies, const char *name)
-{
-  const char *source;
-  VtVmPolicy p = vt_policies_get (policies, name, &source);
-  g_variant_dict_insert (d, "weight", "u", p.weight);
-  g_variant_dict_insert (d, "min", "t", p.min);
-  g_variant_dict_insert (d, "max", "t", p.max);
-  g_variant_dict_insert (d, "mode", "s", vt_tier_mode_name (p.mode));
-  g_variant_dict_insert (d, "policy_source", "s", source);
-  const char *policy_error = vt_policies_error (policies, name);
-  g_variant_dict_insert (d, "policy_error", "s", policy_error ? policy_error : "");
-  g_variant_dict_insert_value (d, "fast_nodes",
-                               nodes_variant (vt_policies_fast_nodes (policies, name)));
-  g_variant_dict_insert_value (d, "slow_nodes",
-                               nodes_variant (vt_policies_slow_nodes (policies, name)));
-}
-
-/* The keys of its tiering: zeros and "" until the engine has seen it. */
-static void
-add_tiering (GVariantDict *d, VtTiering *tiering, VtVm *vm)
-{
-  const VtTieringStats *st = tiering ? vt_tiering_stats (tiering, vm) : NULL;
-  static const VtTieringStats none = { 0 };
-  const VtTieringStats *s = st ? st : &none;
-  VtTracker *tracker = vt_vm_get_tracker (vm);
-  g_variant_dict_insert (d, "demand_bytes", "t", tracker ? vt_tracker_demand_bytes (tracker) : 0);
-  g_variant_dict_insert (d, "target_bytes", "t", s->target);
-  g_variant_dict_insert (d, "top_bytes", "t", s->top_bytes);
-  g_variant_dict_insert (d, "promoted_bytes", "t", s->promoted);
-  g_variant_dict_insert (d, "demoted_bytes", "t", s->demoted);
-  g_variant_dict_insert (d, "failed_bytes", "t", s->failed);
-  g_variant_dict_insert (d, "slow_bytes", "t", s->slow_bytes);
-  g_variant_dict_insert (d, "hot_top_bytes", "t", s->hot_top);
-  g_variant_dict_insert (d, "hot_slow_bytes", "t", s->hot_slow);
-  g_variant_dict_insert (d, "hot_slow_young_bytes", "t", s->hot_slow_young);
-  g_variant_dict_insert (d, "hot_slow_cooling_bytes", "t", s->hot_slow_cooling);
-  g_variant_dict_insert (d, "warm_slow_bytes", "t", s->warm_slow);
-  g_variant_dict_insert (d, "busy_bytes", "t", s->busy);
-  g_variant_dict_insert (d, "no_memory_bytes", "t", s->no_memory);
-  g_variant_dict_insert (d, "exchanged_bytes", "t", s->exchanged);
-  g_variant_dict_insert (d, "tiering", "s", st ? vt_tiering_status_name (st->status) : "");
-  g_variant_dict_insert (d, "tiering_why", "s", st ? vt_tiering_status_describe (st->status) : "");
-  g_variant_dict_insert (d, "move_rate", "t", tiering ? vt_tiering_move_rate (tiering) : 0);
-}
-
-/* ListVMs' dictionary: the VM's own keys, its policy and its tiering. */
-static GVariant *
-vm_variant (VtManager *m, VtVm *vm)
-{
-  g_autoptr (GVariant) own = g_variant_ref_sink (vt_vm_to_variant (vm));
-  GVariantDict d;
-  g_variant_dict_init (&d, own);
-  add_policy (&d, vt_manager_get_policies (m), vt_vm_get_name (vm));
-  add_tiering (&d, vt_manager_get_tiering (m), vm);
-  return g_variant_dict_end (&d);
-}
-
 static gboolean
 on_list_vms (VtDBusManager1 *iface, GDBusMethodInvocation *inv, gpointer data)
 {
   VtManager *m = data;
-  g_autoptr (GPtrArray) vms = vt_manager_list_vms (m);
-  GVariantBuilder b;
-  g_variant_builder_init (&b, G_VARIANT_TYPE ("aa{sv}"));
-  for (guint i = 0; i < vms->len; i++)
-    g_variant_builder_add_value (&b, vm_variant (m, vms->pdata[i]));
-  vt_dbus_manager1_complete_list_vms (iface, inv, g_variant_builder_end (&b));
+  vt_dbus_manager1_complete_list_vms (iface, inv, vt_manager_list_info (m));
   return TRUE;
 }
 

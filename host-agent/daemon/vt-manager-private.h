@@ -27,6 +27,11 @@ VtVm *vt_manager_lookup_vm (VtManager *manager, const char *name);
 /* Every VM, in name order: a new array of borrowed VMs. */
 GPtrArray *vt_manager_list_vms (VtManager *manager);
 VtPolicies *vt_manager_get_policies (VtManager *manager);
+/* ListVMs' dictionary of a VM (its own keys, its policy, its tiering), and
+ * of every VM, as aa{sv} (floating); the D-Bus layer and the metrics show
+ * the same figures. */
+GVariant *vt_manager_vm_info (VtManager *manager, VtVm *vm);
+GVariant *vt_manager_list_info (VtManager *manager);
 /* NULL when [tiering] is off. */
 VtTiering *vt_manager_get_tiering (VtManager *manager);
 /* The access sources the host offers, best first. */
@@ -62,5 +67,20 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtManagerBus, vt_manager_bus_free)
  * exported yet). */
 void vt_manager_bus_vm_added (VtManagerBus *bus, const char *name);
 void vt_manager_bus_vm_removed (VtManagerBus *bus, const char *name);
+
+/* ---- the metrics layer ---- */
+
+typedef struct _VtManagerMetrics VtManagerMetrics;
+
+/* Serves /metrics on `listen` (HOST:PORT; port 0: any free one) from
+ * `manager` (borrowed). */
+VtManagerMetrics *vt_manager_metrics_new (VtManager *manager, const char *listen,
+                                          GError **error);
+/* The manager's, or NULL when [metrics] listen is unset or failed. */
+VtManagerMetrics *vt_manager_get_metrics (VtManager *manager);
+/* Where it listens, e.g. "http://127.0.0.1:9775/". */
+char *vt_manager_metrics_uri (VtManagerMetrics *metrics);
+void vt_manager_metrics_free (VtManagerMetrics *metrics);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtManagerMetrics, vt_manager_metrics_free)
 
 G_END_DECLS

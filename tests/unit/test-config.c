@@ -122,6 +122,25 @@ test_vm_policies (void)
   g_assert_true (problems_mention (problems, "unknown option 'colour' in [vm web]", NULL));
 }
 
+/* [metrics] listen: an address is kept, a typo named (no endpoint), empty is none. */
+static void
+test_metrics_listen (void)
+{
+  g_autofree char *good = write_conf ("[metrics]\nlisten=127.0.0.1:9775\n");
+  g_autoptr (VtConfig) c = vt_config_load (good, NULL, NULL);
+  g_assert_cmpstr (c->metrics_listen, ==, "127.0.0.1:9775");
+  g_autofree char *bad = write_conf ("[metrics]\nlisten=localhost:9775\n");
+  g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (VtConfig) b = vt_config_load (bad, problems, NULL);
+  g_assert_null (b->metrics_listen);
+  g_assert_true (problems_mention (problems, "[metrics] listen: 'localhost:9775'", NULL));
+  g_autofree char *empty = write_conf ("[metrics]\nlisten=\n");
+  g_autoptr (GPtrArray) none = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (VtConfig) e = vt_config_load (empty, none, NULL);
+  g_assert_null (e->metrics_listen);
+  g_assert_cmpuint (none->len, ==, 0);
+}
+
 static void
 test_unparsable_file (void)
 {
@@ -194,6 +213,7 @@ main (int argc, char **argv)
   g_test_add_func ("/config/vm-policies", test_vm_policies);
   g_test_add_func ("/config/unparsable", test_unparsable_file);
   g_test_add_func ("/config/shipped-file", test_shipped_file);
+  g_test_add_func ("/config/metrics-listen", test_metrics_listen);
   g_test_add_func ("/config/unreadable-stops-vtierd", test_unreadable_stops_vtierd);
   return g_test_run ();
 }

@@ -3,9 +3,11 @@
  * QMP directory; a fake /proc offering soft-dirty), exported on one end of
  * a peer-to-peer connection and called through the generated proxy on the
  * other. VMs come in the way discovery brings them, with a monitor that
- * never answers, so they stay "starting": never tracked. */
+ * never answers, so they stay "starting": never tracked. The metrics layer
+ * (daemon/vt-manager-metrics.c) serves the same registry over real HTTP. */
 #include <gio/gio.h>
 #include <glib/gstdio.h>
+#include <libsoup/soup.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -170,6 +172,7 @@ fixture_setup (Fixture *f, gconstpointer data)
   config->qmp_dirs = g_strsplit (qmp_dir, ";", -1);
   g_free (config->policy_file);
   config->policy_file = g_strdup (f->policy_file);
+  config->metrics_listen = g_strdup ("127.0.0.1:0");
   f->had_guest_dir = g_file_test (VT_GUEST_CHANNEL_DIR, G_FILE_TEST_EXISTS);
   f->manager = vt_manager_new (config, root, state);
 
@@ -511,6 +514,69 @@ test_vm_removed (Fixture *f, gconstpointer data)
               "org.vtier.Error.NoSuchVM", "no VM named 'web'");
 }
 
+/* ---- the metrics endpoint ---- */
+
+static void
+on_sent (GObject *src, GAsyncResult *res, gpointer data)
+{
+  (void) src;
+  *(GAsyncResult **) data = g_object_ref (res);
+}
+
+/* METHOD /metrics of the manager's endpoint: the status, and the body. */
+static char *
+http (Fixture *f, const char *method, guint *status)
+{
+  VtManagerMetrics *metrics = vt_manager_get_metrics (f->manager);
+  g_assert_nonnull (metrics);
+  g_autofree char *base = vt_manager_metrics_uri (metrics);
+  g_autofree char *uri = g_strconcat (base, "metrics", NULL);
+  g_autoptr (SoupSession) session = soup_session_new ();
+  g_autoptr (SoupMessage) msg = soup_message_new (method, uri);
+  g_autoptr (GAsyncResult) res = NULL;
+  soup_session_send_and_read_async (session, msg, G_PRIORITY_DEFAULT, NULL, on_sent, &res);
+  guint guard = deadline (uri);
+  while (!res)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (guard);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) body = soup_session_send_and_read_finish (session, res, &error);
+  g_assert_no_error (error);
+  *status = soup_message_get_status (msg);
+  gsize len;
+  const char *data = g_bytes_get_data (body, &len);
+  return g_strndup (data ? data : "", len);
+}
+
+/* A scrape says what ListVMs says: the same VMs, the same state; other
+ * methods are refused. */
+static void
+test_metrics_endpoint (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  add_vm (f, "web");
+  add_vm (f, "db");
+  guint status = 0;
+  g_autofree char *text = http (f, "GET", &status);
+  g_test_message ("%s", text);
+  g_assert_cmpuint (status, ==, 200);
+  g_assert_nonnull (strstr (text, "vtier_vms 2\n"));
+  g_autoptr (GVariant) reply = call (f, "ListVMs", NULL, NULL);
+  g_autoptr (GVariant) vms = g_variant_get_child_value (reply, 0);
+  for (gsize i = 0; i < g_variant_n_children (vms); i++) {
+    g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
+    const char *name, *state;
+    g_assert_true (g_variant_lookup (vm, "name", "&s", &name));
+    g_assert_true (g_variant_lookup (vm, "state", "&s", &state));
+    g_autofree char *info = g_strdup_printf ("vtier_vm_info{domain=\"%s\",uuid=\"4e1f5a3c-0000-"
+                                             "4000-8000-00000000000a\",via=\"qmp\",state=\"%s\"",
+                                             name, state);
+    g_assert_nonnull (strstr (text, info));
+  }
+  g_autofree char *refused = http (f, "POST", &status);
+  g_assert_cmpuint (status, ==, 405);
+}
+
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
 
 int
@@ -529,5 +595,6 @@ main (int argc, char **argv)
   ADD ("/manager-bus/guest-view/not-reported", test_guest_view_not_reported);
   ADD ("/manager-bus/hook/without-libvirt", test_hook_without_libvirt);
   ADD ("/manager-bus/vm-removed", test_vm_removed);
+  ADD ("/manager-bus/metrics/endpoint", test_metrics_endpoint);
   return g_test_run ();
 }

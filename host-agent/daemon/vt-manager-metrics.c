@@ -1,0 +1,84 @@
+/* The metrics layer over the registry, beside the D-Bus layer: an HTTP
+ * endpoint (libsoup, on the main loop) whose /metrics renders ListVMs'
+ * figures, the host's nodes and vtierd's own CPU (vt-metrics.h) at each
+ * scrape. Off unless [metrics] listen is set. */
+#include "daemon/vt-manager-private.h"
+
+#include <libsoup/soup.h>
+#include <sys/resource.h>
+
+#include "daemon/vt-metrics.h"
+#include "policy/vt-tiers.h"
+
+struct _VtManagerMetrics {
+  SoupServer *server;
+};
+
+static double
+own_cpu_seconds (void)
+{
+  struct rusage ru;
+  if (getrusage (RUSAGE_SELF, &ru) < 0)
+    return 0;
+  return (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static void
+on_metrics (SoupServer *server, SoupServerMessage *msg, const char *path, GHashTable *query,
+            gpointer data)
+{
+  (void) server, (void) path, (void) query;
+  VtManager *m = data;
+  const char *method = soup_server_message_get_method (msg);
+  if (method != SOUP_METHOD_GET && method != SOUP_METHOD_HEAD) {
+    soup_server_message_set_status (msg, SOUP_STATUS_METHOD_NOT_ALLOWED, NULL);
+    return;
+  }
+  g_autoptr (GVariant) vms = g_variant_ref_sink (vt_manager_list_info (m));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VtHostTiers) tiers = vt_host_tiers_read (&error);
+  if (!tiers)
+    g_debug ("metrics: the host's nodes: %s", error->message);
+  VtMetricsSelf self = { own_cpu_seconds (), 0 };
+  char *text = vt_metrics_render (vms, tiers, &self);
+  soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+  soup_server_message_set_response (msg, "text/plain; version=0.0.4; charset=utf-8",
+                                    SOUP_MEMORY_TAKE, text, strlen (text));
+}
+
+VtManagerMetrics *
+vt_manager_metrics_new (VtManager *manager, const char *listen, GError **error)
+{
+  g_autoptr (GSocketAddress) address = vt_metrics_parse_listen (listen, error);
+  if (!address)
+    return NULL;
+  g_autoptr (SoupServer) server = soup_server_new ("server-header", "vtierd", NULL);
+  soup_server_add_handler (server, "/metrics", on_metrics, manager, NULL);
+  if (!soup_server_listen (server, address, 0, error)) {
+    g_prefix_error (error, "metrics on %s: ", listen);
+    return NULL;
+  }
+  VtManagerMetrics *metrics = g_new0 (VtManagerMetrics, 1);
+  metrics->server = g_steal_pointer (&server);
+  return metrics;
+}
+
+char *
+vt_manager_metrics_uri (VtManagerMetrics *metrics)
+{
+  GSList *uris = soup_server_get_uris (metrics->server);
+  char *text = uris ? g_uri_to_string (uris->data) : NULL;
+  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+  return text;
+}
+
+void
+vt_manager_metrics_free (VtManagerMetrics *metrics)
+{
+  if (!metrics)
+    return;
+  soup_server_disconnect (metrics->server);
+  g_object_unref (metrics->server);
+  g_free (metrics);
+}

@@ -1,0 +1,210 @@
+#include "daemon/vt-metrics.h"
+
+#include <string.h>
+
+#include "common/vt-error.h"
+
+/* A ListVMs key shown as one metric per VM. */
+typedef struct {
+  const char *key, *name, *type, *help;
+} VmMetric;
+
+static const VmMetric vm_metrics[] = {
+  { "ram_bytes", "vtier_vm_ram_bytes", "gauge", "Guest RAM." },
+  { "top_bytes", "vtier_vm_top_tier_bytes", "gauge", "Guest RAM on the top tier now." },
+  { "slow_bytes", "vtier_vm_slow_tier_bytes", "gauge", "Guest RAM on slower tiers now." },
+  { "target_bytes", "vtier_vm_target_bytes", "gauge", "The VM's share of the top tier." },
+  { "demand_bytes", "vtier_vm_demand_bytes", "gauge",
+    "Hot bytes over the last ~10 s (80th percentile): what its share is computed from." },
+  { "hot_bytes", "vtier_vm_hot_bytes", "gauge", "Bytes in hot regions." },
+  { "hot_slow_bytes", "vtier_vm_hot_slow_tier_bytes", "gauge", "Hot bytes on slower tiers." },
+  { "nr_regions", "vtier_vm_regions", "gauge", "Regions tracked." },
+  { "weight", "vtier_vm_weight", "gauge", "Relative share of a contended top tier." },
+  { "min", "vtier_vm_min_bytes", "gauge", "Top-tier bytes guaranteed." },
+  { "max", "vtier_vm_max_bytes", "gauge", "Top-tier bytes at most (+Inf: no cap)." },
+  { "promoted_bytes", "vtier_vm_promoted_bytes_total", "counter",
+    "Bytes moved to the top tier since tracking began." },
+  { "demoted_bytes", "vtier_vm_demoted_bytes_total", "counter",
+    "Bytes moved to slower tiers since tracking began." },
+  { "failed_bytes", "vtier_vm_failed_bytes_total", "counter",
+    "Bytes whose move failed for good (EACCES, EINVAL, EIO, ENOMEM)." },
+  { "exchanged_bytes", "vtier_vm_exchanged_bytes_total", "counter",
+    "Of the promoted bytes, those swapped with the VM's own colder top-tier memory." },
+  { "aggregations", "vtier_vm_aggregations_total", "counter",
+    "Access aggregations finished since tracking began." },
+};
+
+/* A label value as the exposition format wants it: \, " and newline escaped. */
+static void
+append_label_value (GString *out, const char *value)
+{
+  for (const char *p = value ? value : ""; *p; p++) {
+    if (*p == '\\' || *p == '"')
+      g_string_append_c (out, '\\');
+    if (*p == '\n')
+      g_string_append (out, "\\n");
+    else
+      g_string_append_c (out, *p);
+  }
+}
+
+static const char *
+lookup_str (GVariant *dict, const char *key)
+{
+  const char *v = NULL;
+  return g_variant_lookup (dict, key, "&s", &v) ? v : "";
+}
+
+/* {domain="..",uuid="..",via=".."} without the closing brace. */
+static void
+append_vm_labels (GString *out, GVariant *vm)
+{
+  g_string_append (out, "{domain=\"");
+  append_label_value (out, lookup_str (vm, "name"));
+  g_string_append (out, "\",uuid=\"");
+  append_label_value (out, lookup_str (vm, "uuid"));
+  g_string_append (out, "\",via=\"");
+  append_label_value (out, lookup_str (vm, "via"));
+  g_string_append_c (out, '"');
+}
+
+static void
+family (GString *out, const char *name, const char *type, const char *help)
+{
+  g_string_append_printf (out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The key's value as a sample value: unsigned types as integers, the
+ * G_MAXUINT64 of "no cap" as +Inf; FALSE when the VM has no such key. */
+static gboolean
+append_value (GString *out, GVariant *vm, const char *key)
+{
+  g_autoptr (GVariant) v = g_variant_lookup_value (vm, key, NULL);
+  if (!v)
+    return FALSE;
+  if (g_variant_is_of_type (v, G_VARIANT_TYPE_UINT64)) {
+    guint64 x = g_variant_get_uint64 (v);
+    if (x == G_MAXUINT64)
+      g_string_append (out, "+Inf");
+    else
+      g_string_append_printf (out, "%" G_GUINT64_FORMAT, x);
+  } else if (g_variant_is_of_type (v, G_VARIANT_TYPE_UINT32)) {
+    g_string_append_printf (out, "%u", g_variant_get_uint32 (v));
+  } else if (g_variant_is_of_type (v, G_VARIANT_TYPE_DOUBLE)) {
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_string_append (out, g_ascii_dtostr (buf, sizeof buf, g_variant_get_double (v)));
+  } else {
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+render_vms (GString *out, GVariant *vms)
+{
+  gsize n = g_variant_n_children (vms);
+  family (out, "vtier_vm_info", "gauge",
+          "A VM vtierd knows (1), with its state, access source, tiering status and mode.");
+  for (gsize i = 0; i < n; i++) {
+    g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
+    g_string_append (out, "vtier_vm_info");
+    append_vm_labels (out, vm);
+    static const char *const info[] = { "state", "source", "tiering", "mode" };
+    for (gsize k = 0; k < G_N_ELEMENTS (info); k++) {
+      g_string_append_printf (out, ",%s=\"", info[k]);
+      append_label_value (out, lookup_str (vm, info[k]));
+      g_string_append_c (out, '"');
+    }
+    g_string_append (out, "} 1\n");
+  }
+  for (gsize m = 0; m < G_N_ELEMENTS (vm_metrics); m++) {
+    family (out, vm_metrics[m].name, vm_metrics[m].type, vm_metrics[m].help);
+    for (gsize i = 0; i < n; i++) {
+      g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
+      gsize mark = out->len;
+      g_string_append (out, vm_metrics[m].name);
+      append_vm_labels (out, vm);
+      g_string_append (out, "} ");
+      if (append_value (out, vm, vm_metrics[m].key))
+        g_string_append_c (out, '\n');
+      else
+        g_string_truncate (out, mark);
+    }
+  }
+  family (out, "vtier_vm_node_bytes", "gauge", "Guest RAM resident on each host node.");
+  for (gsize i = 0; i < n; i++) {
+    g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
+    g_autoptr (GVariant) nodes = g_variant_lookup_value (vm, "node_bytes", G_VARIANT_TYPE ("a{ut}"));
+    GVariantIter it;
+    guint32 node;
+    guint64 bytes;
+    if (!nodes)
+      continue;
+    g_variant_iter_init (&it, nodes);
+    while (g_variant_iter_next (&it, "{ut}", &node, &bytes)) {
+      g_string_append (out, "vtier_vm_node_bytes");
+      append_vm_labels (out, vm);
+      g_string_append_printf (out, ",node=\"%u\"} %" G_GUINT64_FORMAT "\n", node, bytes);
+    }
+  }
+}
+
+static void
+render_nodes (GString *out, const VtHostTiers *tiers)
+{
+  static const char *const names[] = { "vtier_node_total_bytes", "vtier_node_free_bytes",
+                                       "vtier_node_top_tier" };
+  static const char *const helps[] = { "Memory of the host node.", "Free memory of the host node.",
+                                       "Whether the node is in the top memory tier (1) or not (0)." };
+  for (gsize m = 0; m < G_N_ELEMENTS (names); m++) {
+    family (out, names[m], "gauge", helps[m]);
+    for (guint i = 0; i < tiers->nodes->len; i++) {
+      const VtNodeInfo *node = &g_array_index (tiers->nodes, VtNodeInfo, i);
+      if (node->total == 0)
+        continue;
+      guint64 v = m == 0 ? node->total : m == 1 ? node->free : (guint64) node->top;
+      g_string_append_printf (out, "%s{node=\"%u\",tier=\"%u\"} %" G_GUINT64_FORMAT "\n", names[m],
+                              node->node, node->tier, v);
+    }
+  }
+}
+
+char *
+vt_metrics_render (GVariant *vms, const VtHostTiers *tiers, const VtMetricsSelf *self)
+{
+  g_return_val_if_fail (g_variant_is_of_type (vms, G_VARIANT_TYPE ("aa{sv}")), NULL);
+  GString *out = g_string_new (NULL);
+  family (out, "vtier_vms", "gauge", "VMs vtierd knows.");
+  g_string_append_printf (out, "vtier_vms %" G_GSIZE_FORMAT "\n", g_variant_n_children (vms));
+  render_vms (out, vms);
+  if (tiers)
+    render_nodes (out, tiers);
+  family (out, "vtier_cpu_seconds_total", "counter", "CPU time vtierd used (user and system).");
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  g_string_append_printf (out, "vtier_cpu_seconds_total %s\n",
+                          g_ascii_dtostr (buf, sizeof buf, self ? self->cpu_seconds : 0));
+  return g_string_free (out, FALSE);
+}
+
+GSocketAddress *
+vt_metrics_parse_listen (const char *text, GError **error)
+{
+  const char *colon = text ? strrchr (text, ':') : NULL;
+  guint64 port = 0;
+  if (colon && colon > text &&
+      g_ascii_string_to_unsigned (colon + 1, 10, 0, 65535, &port, NULL)) {
+    g_autofree char *host = g_strndup (text, (gsize) (colon - text));
+    gsize len = strlen (host);
+    if (len > 2 && host[0] == '[' && host[len - 1] == ']') {
+      memmove (host, host + 1, len - 2);
+      host[len - 2] = '\0';
+    }
+    GSocketAddress *address = g_inet_socket_address_new_from_string (host, (guint) port);
+    if (address)
+      return address;
+  }
+  g_set_error (error, VT_ERROR, VT_ERROR_INVALID,
+               "'%s' is not HOST:PORT with HOST an IP address (e.g. 127.0.0.1:9775)",
+               text ? text : "");
+  return NULL;
+}

@@ -1,0 +1,25 @@
+/* vtierd's figures in the Prometheus text exposition format (0.0.4), for a
+ * scrape endpoint or node_exporter's textfile collector. Names follow
+ * Prometheus's conventions: the vtier_ prefix, base units (bytes, seconds),
+ * _total on counters. Per VM the labels are those libvirt's exporters use
+ * ({domain, uuid}) and how vtierd found it (via); per host node, the node
+ * and its memory tier. Label values are escaped (a VM names itself). */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "policy/vt-tiers.h"
+
+/* vtierd's own figures. */
+typedef struct {
+  double cpu_seconds;   /* user + system */
+  guint64 rounds;       /* tiering rounds run */
+} VtMetricsSelf;
+
+/* `vms` is ListVMs' aa{sv} (host-agent/dbus/org.vtier.Manager1.xml); `tiers`
+ * may be NULL (the host's nodes then go unreported). */
+char *vt_metrics_render (GVariant *vms, const VtHostTiers *tiers, const VtMetricsSelf *self);
+
+/* "HOST:PORT" (an IPv6 host in brackets; port 0: any free one) as a socket address; NULL with
+ * VT_ERROR_INVALID naming the text. */
+GSocketAddress *vt_metrics_parse_listen (const char *text, GError **error);
