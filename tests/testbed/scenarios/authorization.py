@@ -5,7 +5,8 @@ change a VM's tiering; errors are typed (org.vtier.Error.*) and vtierctl
 exits with a code per kind: 4 no such VM, 5 not authorized. Then a peer in
 vtierd's QMP directory that lies: it claims another process's thread as its
 vCPU. vtierd refuses it by name and touches nothing of that process (no
-DAMON target on it, its pages where they were). No guest needed."""
+DAMON target on it, its pages where they were). Its Prometheus endpoint
+([metrics] listen) says the same as vtierctl and sysfs. No guest needed."""
 import glob
 import json
 import os
@@ -13,13 +14,15 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.request
 
 import testbed
 from testbed import check
 
 NOBODY = 65534
 
-vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n").start()
+METRICS = "http://127.0.0.1:9775/metrics"
+vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n[metrics]\nlisten=127.0.0.1:9775\n").start()
 
 
 def ctl(*args, user=None):
@@ -97,6 +100,30 @@ check(str(victim.pid) not in targets, f"no DAMON target on the victim (targets {
 after = testbed.numa_maps_per_node(victim.pid)
 print(f"victim's bytes per node before {before}, after {after}")
 check(before == after, "the victim's pages stay where they were")
+
+# ---- what the metrics endpoint says, against vtierctl and sysfs ----
+with urllib.request.urlopen(METRICS, timeout=10) as r:
+    ctype, metrics = r.headers.get("Content-Type", ""), r.read().decode()
+samples = {}
+for ln in metrics.splitlines():
+    if ln and not ln.startswith("#"):
+        key, _, value = ln.rpartition(" ")
+        samples[key] = value
+print(f"GET {METRICS}: {ctype}, {len(samples)} samples")
+check(ctype.startswith("text/plain; version=0.0.4"), "metrics: Prometheus's text format")
+listed = vtierd.ctl("list")["vms"]
+check(samples.get("vtier_vms") == str(len(listed)), f"metrics: vtier_vms {samples.get('vtier_vms')} "
+      f"is vtierctl's {len(listed)}")
+info = [k for k in samples if k.startswith('vtier_vm_info{domain="liar",')]
+check(len(info) == 1 and 'state="error"' in info[0], f"metrics: the liar's state is error ({info})")
+for node in (0, 1):
+    meminfo = testbed.read(f"/sys/devices/system/node/node{node}/meminfo")
+    total = next(int(ln.split()[-2]) * 1024 for ln in meminfo.splitlines() if "MemTotal:" in ln)
+    got = [v for k, v in samples.items() if k.startswith(f'vtier_node_total_bytes{{node="{node}"')]
+    top = [v for k, v in samples.items() if k.startswith(f'vtier_node_top_tier{{node="{node}"')]
+    check(got == [str(total)] and top == ["1" if node == 0 else "0"],
+          f"metrics: node{node} total {got} (sysfs {total}), top tier {top}")
+
 victim.kill()
 check(vtierd.alive(), "vtierd still runs")
 vtierd.stop()
