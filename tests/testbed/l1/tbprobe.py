@@ -283,6 +283,32 @@ def split_huge_pages(pid, addrs):
     return before, anon_huge_kib()
 
 
+KPF_THP = 1 << 22
+
+
+def host_footprint(pid, addrs):
+    """What these pages of process `pid` take at the host's page size: the
+    host sees a guest page's accesses, and moves it, at the size its QEMU maps
+    it with (the accessed bit of a 2 MiB mapping, KVM's included, covers 2
+    MiB; move_pages moves a transparent huge page whole). Bytes: 4 KiB per
+    page mapped small, 2 MiB per transparent huge page holding any of them
+    (/proc/PID/pagemap PFNs, /proc/kpageflags THP). Pages not present count
+    4 KiB."""
+    small, huge = 0, set()
+    with open(f"/proc/{pid}/pagemap", "rb") as pm, open("/proc/kpageflags", "rb") as kf:
+        for a in addrs:
+            pm.seek((a // PAGE) * 8)
+            e = struct.unpack("<Q", pm.read(8))[0]
+            pfn = e & ((1 << 55) - 1)
+            if e >> 63 and pfn:
+                kf.seek(pfn * 8)
+                if struct.unpack("<Q", kf.read(8))[0] & KPF_THP:
+                    huge.add(a >> 21)
+                    continue
+            small += 1
+    return small * PAGE + len(huge) * (2 << 20)
+
+
 def parse_ranges(tokens):
     """Page addresses of tokens "0xGPA", "0xGPA+0xBYTES", or
     "0xGPA+0xBYTES*COUNT/0xSTEP" (COUNT such ranges, STEP bytes apart: the
