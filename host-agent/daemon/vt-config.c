@@ -66,6 +66,7 @@ vt_config_free (VtConfig *c)
   g_free (c->source);
   g_free (c->policy_file);
   g_free (c->metrics_listen);
+  g_free (c->metrics_textfile);
   g_hash_table_unref (c->vm_policies);
   g_free (c);
 }
@@ -111,6 +112,7 @@ static const Option options[] = {
   OPT ("tiering", "cooldown", OPT_UINT, cooldown_s, 0, 86400),
   OPT ("tiering", "policy-file", OPT_STRING, policy_file, 0, 0),
   OPT ("metrics", "listen", OPT_STRING, metrics_listen, 0, 0),
+  OPT ("metrics", "textfile", OPT_STRING, metrics_textfile, 0, 0),
 };
 
 static const Option *
@@ -161,6 +163,9 @@ read_option (GKeyFile *kf, const Option *o, VtConfig *c)
     g_autoptr (GSocketAddress) address = NULL;
     if (g_str_equal (o->key, "listen") && !(address = vt_metrics_parse_listen (v, &error)))
       return g_strdup_printf ("[metrics] listen: %s; no metrics served", error->message);
+    if (g_str_equal (o->key, "textfile") && (!g_path_is_absolute (v) || !g_str_has_suffix (v, ".prom")))
+      return g_strdup_printf ("[metrics] textfile = '%s' is not an absolute path ending in .prom "
+                              "(node_exporter reads *.prom); none written", v);
     g_free (*(char **) field);
     *(char **) field = g_steal_pointer (&v);
     return NULL;

@@ -42,6 +42,7 @@ typedef struct {
   char *policy_file; /* where live policy changes persist */
   /* [metrics] */
   char *metrics_listen; /* HOST:PORT of the scrape endpoint; NULL: none */
+  char *metrics_textfile; /* node_exporter textfile to write; NULL: none */
   /* [vm NAME] groups: name -> VtVmPolicy */
   GHashTable *vm_policies;
 } VtConfig;

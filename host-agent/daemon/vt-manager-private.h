@@ -72,13 +72,14 @@ void vt_manager_bus_vm_removed (VtManagerBus *bus, const char *name);
 
 typedef struct _VtManagerMetrics VtManagerMetrics;
 
-/* Serves /metrics on `listen` (HOST:PORT; port 0: any free one) from
- * `manager` (borrowed). */
+/* Serves /metrics on `listen` (HOST:PORT; port 0: any free one) and writes
+ * the same to `textfile` every 15 s, each when not NULL, from `manager`
+ * (borrowed). */
 VtManagerMetrics *vt_manager_metrics_new (VtManager *manager, const char *listen,
-                                          GError **error);
-/* The manager's, or NULL when [metrics] listen is unset or failed. */
+                                          const char *textfile, GError **error);
+/* The manager's, or NULL when [metrics] is unset or failed. */
 VtManagerMetrics *vt_manager_get_metrics (VtManager *manager);
-/* Where it listens, e.g. "http://127.0.0.1:9775/". */
+/* Where it listens, e.g. "http://127.0.0.1:9775/"; NULL: no endpoint. */
 char *vt_manager_metrics_uri (VtManagerMetrics *metrics);
 void vt_manager_metrics_free (VtManagerMetrics *metrics);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtManagerMetrics, vt_manager_metrics_free)

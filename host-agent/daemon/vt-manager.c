@@ -18,7 +18,7 @@ struct _VtManager {
   VtLibvirtDiscovery *libvirt;
   VtQmpDiscovery *qmp;
   VtManagerBus *bus; /* NULL until exported */
-  VtManagerMetrics *metrics; /* NULL unless [metrics] listen */
+  VtManagerMetrics *metrics; /* NULL unless [metrics] listen or textfile */
   VtTiering *tiering;
   VtPolicies *policies;
   GHashTable *guests; /* name -> VtGuestReader */
@@ -297,12 +297,16 @@ vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir)
   if (config->qmp_dirs && config->qmp_dirs[0])
     m->qmp = vt_qmp_discovery_new ((const char *const *) config->qmp_dirs, config->qmp_timeout_ms,
                                    &events, m);
-  if (config->metrics_listen) {
+  if (config->metrics_listen || config->metrics_textfile) {
     g_autoptr (GError) error = NULL;
-    m->metrics = vt_manager_metrics_new (m, config->metrics_listen, &error);
+    m->metrics = vt_manager_metrics_new (m, config->metrics_listen, config->metrics_textfile,
+                                         &error);
     if (m->metrics) {
       g_autofree char *uri = vt_manager_metrics_uri (m->metrics);
-      g_message ("metrics at %smetrics", uri);
+      if (uri)
+        g_message ("metrics at %smetrics", uri);
+      if (config->metrics_textfile)
+        g_message ("metrics written to %s", config->metrics_textfile);
     } else {
       g_warning ("%s; no metrics served", error->message);
     }

@@ -61,7 +61,7 @@ main (int argc, char **argv)
   g_autofree char *config_path = NULL;
   g_autofree char *state_dir = NULL;
   g_autofree char *sysfs_root = NULL;
-  gboolean session = FALSE, verbose = FALSE, version = FALSE;
+  gboolean session = FALSE, verbose = FALSE, version = FALSE, check_config = FALSE;
   GOptionEntry entries[] = {
     { "config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path, "Configuration file", "FILE" },
     { "state-dir", 0, 0, G_OPTION_ARG_FILENAME, &state_dir, "Run-time state (default /run/vtier)", "DIR" },
@@ -69,6 +69,9 @@ main (int argc, char **argv)
     { "session", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &session, "Use the session bus (tests)", NULL },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log debug messages", NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version", NULL },
+    { "check-config", 0, 0, G_OPTION_ARG_NONE, &check_config,
+      "Read the configuration, name each problem, and exit: 0 clean, 1 problems, 2 unreadable",
+      NULL },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- tier the memory of QEMU/KVM guests");
@@ -99,6 +102,14 @@ main (int argc, char **argv)
     g_printerr ("vtierd: %s; not starting (fix the file, or remove it to run with the "
                 "defaults)\n", error->message);
     return 2;
+  }
+  if (check_config) { /* before a deployment: what vtierd would say of the file, then stop */
+    for (guint i = 0; i < problems->len; i++)
+      g_printerr ("vtierd: %s: %s\n", config_path, (char *) problems->pdata[i]);
+    g_print ("%s: %s\n", config_path,
+             problems->len ? "problems (vtierd would use the defaults for those)" : "ok");
+    vt_config_free (config);
+    return problems->len ? 1 : 0;
   }
   for (guint i = 0; i < problems->len; i++)
     g_warning ("%s", (char *) problems->pdata[i]);

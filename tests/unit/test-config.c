@@ -139,6 +139,15 @@ test_metrics_listen (void)
   g_autoptr (VtConfig) e = vt_config_load (empty, none, NULL);
   g_assert_null (e->metrics_listen);
   g_assert_cmpuint (none->len, ==, 0);
+
+  g_autofree char *file = write_conf ("[metrics]\ntextfile=/var/lib/node-exporter/vtier.prom\n");
+  g_autoptr (VtConfig) t = vt_config_load (file, NULL, NULL);
+  g_assert_cmpstr (t->metrics_textfile, ==, "/var/lib/node-exporter/vtier.prom");
+  g_autofree char *relative = write_conf ("[metrics]\ntextfile=vtier.txt\n");
+  g_autoptr (GPtrArray) named = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (VtConfig) r = vt_config_load (relative, named, NULL);
+  g_assert_null (r->metrics_textfile);
+  g_assert_true (problems_mention (named, "[metrics] textfile = 'vtier.txt'", NULL));
 }
 
 static void
@@ -202,6 +211,41 @@ test_unreadable_stops_vtierd (void)
   g_rmdir (dir);
 }
 
+/* vtierd --check-config: 0 and "ok" for a clean file, 1 naming each
+ * problem, 2 for one it cannot read; it starts nothing either way. */
+static void
+test_check_config (void)
+{
+  const char *vtierd = g_getenv ("VTIERD");
+  if (!vtierd) {
+    g_test_skip ("needs VTIERD (set by meson test)");
+    return;
+  }
+  static const struct { const char *text; int status; const char *out, *err; } cases[] = {
+    { "[tiering]\ninterval-ms=500\n", 0, "ok", NULL },
+    { "[tiering]\ninterval-ms=fast\n[regoins]\nx=1\n", 1, "problems", "interval-ms = 'fast'" },
+    { "[tiering\n", 2, NULL, "not starting" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
+    g_autofree char *conf = write_conf (cases[i].text);
+    const char *argv[] = { vtierd, "--check-config", "--config", conf, NULL };
+    g_autofree char *out = NULL, *err = NULL;
+    int status = 0;
+    g_autoptr (GError) error = NULL;
+    g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                                 &err, &status, &error));
+    g_test_message ("%s: %s%s", cases[i].text, out, err);
+    g_assert_true (WIFEXITED (status));
+    g_assert_cmpint (WEXITSTATUS (status), ==, cases[i].status);
+    if (cases[i].out)
+      g_assert_nonnull (strstr (out, cases[i].out));
+    if (cases[i].err)
+      g_assert_nonnull (strstr (err, cases[i].err));
+    if (cases[i].status == 1)
+      g_assert_nonnull (strstr (err, "regoins"));
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -213,6 +257,7 @@ main (int argc, char **argv)
   g_test_add_func ("/config/vm-policies", test_vm_policies);
   g_test_add_func ("/config/unparsable", test_unparsable_file);
   g_test_add_func ("/config/shipped-file", test_shipped_file);
+  g_test_add_func ("/config/check-config", test_check_config);
   g_test_add_func ("/config/metrics-listen", test_metrics_listen);
   g_test_add_func ("/config/unreadable-stops-vtierd", test_unreadable_stops_vtierd);
   return g_test_run ();

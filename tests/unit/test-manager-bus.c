@@ -173,6 +173,7 @@ fixture_setup (Fixture *f, gconstpointer data)
   g_free (config->policy_file);
   config->policy_file = g_strdup (f->policy_file);
   config->metrics_listen = g_strdup ("127.0.0.1:0");
+  config->metrics_textfile = g_build_filename (f->dir, "vtier.prom", NULL);
   f->had_guest_dir = g_file_test (VT_GUEST_CHANNEL_DIR, G_FILE_TEST_EXISTS);
   f->manager = vt_manager_new (config, root, state);
 
@@ -575,6 +576,14 @@ test_metrics_endpoint (Fixture *f, gconstpointer data)
   }
   g_autofree char *refused = http (f, "POST", &status);
   g_assert_cmpuint (status, ==, 405);
+
+  /* The textfile, written when the manager came up (no VM yet), whole. */
+  g_autofree char *prom = g_build_filename (f->dir, "vtier.prom", NULL);
+  g_autofree char *written = NULL;
+  g_assert_true (g_file_get_contents (prom, &written, NULL, NULL));
+  g_assert_true (g_str_has_prefix (written, "# HELP vtier_vms "));
+  g_assert_nonnull (strstr (written, "\nvtier_vms 0\n"));
+  g_assert_true (g_str_has_suffix (written, "\n"));
 }
 
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
