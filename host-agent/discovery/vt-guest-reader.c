@@ -62,9 +62,8 @@ disconnect_later (VtGuestReader *c)
     c->retry = g_timeout_add_seconds (RETRY_SECONDS, on_retry, c);
 }
 
-/* A report is a JSON object with a version; anything else is said once. */
-static gboolean
-valid_report (const char *line, GError **error)
+gboolean
+vt_guest_reader_valid_report (const char *line, GError **error)
 {
   if (!g_utf8_validate (line, -1, NULL)) {
     g_set_error_literal (error, VT_ERROR, VT_ERROR_INVALID, "not UTF-8");
@@ -97,7 +96,7 @@ parse_line (VtGuestReader *c, const char *line)
 {
   c->parsed_us = g_get_monotonic_time ();
   g_autoptr (GError) bad = NULL;
-  if (!valid_report (line, &bad)) {
+  if (!vt_guest_reader_valid_report (line, &bad)) {
     say_bad (c, bad->message);
     return;
   }

@@ -15,3 +15,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtGuestReader, vt_guest_reader_free)
 /* The last report (a JSON object as text) and when it came (monotonic µs),
  * or NULL when the guest has not reported. */
 const char *vt_guest_reader_report (VtGuestReader *c, gint64 *received_us);
+
+/* Whether one line the guest sent is a report: UTF-8, JSON within vtier's
+ * depth and size limits, an object with a "version" (anything else is said
+ * once, by the reader). */
+gboolean vt_guest_reader_valid_report (const char *line, GError **error);
