@@ -74,7 +74,7 @@ test_render (void)
   g_assert_nonnull (strstr (text, "vtier_vm_info{domain=\"web\",uuid=\"4e1f5a3c-0000-4000-8000-"
                                   "00000000000a\",via=\"libvirt\",state=\"tracking\",source=\"damon\","
                                   "tiering=\"moving\",mode=\"auto\"} 1\n"));
-  g_assert_nonnull (strstr (text, "vtier_vm_max_bytes{domain=\"web\"") );
+  g_assert_nonnull (strstr (text, "vtier_vm_max_bytes{domain=\"web\""));
   g_assert_nonnull (strstr (text, "via=\"libvirt\"} +Inf\n"));
   g_assert_nonnull (strstr (text, "via=\"libvirt\"} 536870912\n"));
   g_assert_nonnull (strstr (text, "vtier_vm_node_bytes{domain=\"web\",uuid=\"4e1f5a3c-0000-4000-8000-"
