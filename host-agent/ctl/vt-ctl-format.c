@@ -335,14 +335,21 @@ vt_ctl_format_tiering_text (GVariant *vm)
   g_autofree char *cooling = vt_ctl_format_size (lookup_u64 (vm, "hot_slow_cooling_bytes"));
   g_autofree char *warm = vt_ctl_format_size (lookup_u64 (vm, "warm_slow_bytes"));
   const char *status = lookup_str (vm, "tiering", "");
+  guint64 up = lookup_u64 (vm, "moving_up_bytes"), down = lookup_u64 (vm, "moving_down_bytes");
+  g_autofree char *moving = vt_ctl_format_size (up ? up : down);
+  /* top_bytes counts a move once it returns: until then, this much of it
+   * may be on its way (a batch in move_pages). */
+  g_autofree char *in_flight = up || down
+    ? g_strdup_printf (" (up to %s %s in the kernel now)", moving, up ? "on its way up" : "on its way down")
+    : g_strdup ("");
   return g_strdup_printf ("tiering: %s%s%s\n"
-                          "  top tier %s (hot %s), slow tiers %s (hot %s)\n"
+                          "  top tier %s%s (hot %s), slow tiers %s (hot %s)\n"
                           "  hot on slow tiers waiting: %s to age, %s cooling; warm there %s\n"
                           "  exchanged %s; failed %s (target full %s), busy %s\n"
                           "  host moves %s per CPU-second\n",
                           *status ? status : "not yet planned", *status ? ": " : "",
-                          lookup_str (vm, "tiering_why", ""), top, hot_top, slow, hot_slow,
-                          young, cooling, warm, swapped, failed, no_mem, busy, rate);
+                          lookup_str (vm, "tiering_why", ""), top, in_flight, hot_top, slow,
+                          hot_slow, young, cooling, warm, swapped, failed, no_mem, busy, rate);
 }
 
 static void

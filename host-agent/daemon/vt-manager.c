@@ -392,6 +392,8 @@ add_tiering (GVariantDict *d, VtTiering *tiering, VtVm *vm)
   g_variant_dict_insert (d, "busy_bytes", "t", s->busy);
   g_variant_dict_insert (d, "no_memory_bytes", "t", s->no_memory);
   g_variant_dict_insert (d, "exchanged_bytes", "t", s->exchanged);
+  g_variant_dict_insert (d, "moving_up_bytes", "t", s->moving_up);
+  g_variant_dict_insert (d, "moving_down_bytes", "t", s->moving_down);
   g_variant_dict_insert (d, "tiering", "s", st ? vt_tiering_status_name (st->status) : "");
   g_variant_dict_insert (d, "tiering_why", "s", st ? vt_tiering_status_describe (st->status) : "");
   g_variant_dict_insert (d, "move_rate", "t", tiering ? vt_tiering_move_rate (tiering) : 0);

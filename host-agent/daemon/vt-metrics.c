@@ -30,6 +30,10 @@ static const VmMetric vm_metrics[] = {
     "Bytes whose move failed for good (EACCES, EINVAL, EIO, ENOMEM)." },
   { "exchanged_bytes", "vtier_vm_exchanged_bytes_total", "counter",
     "Of the promoted bytes, those swapped with the VM's own colder top-tier memory." },
+  { "moving_up_bytes", "vtier_vm_moving_up_bytes", "gauge",
+    "At most this much of it is on its way to the top tier in the kernel now." },
+  { "moving_down_bytes", "vtier_vm_moving_down_bytes", "gauge",
+    "At most this much of it is on its way to slower tiers in the kernel now." },
   { "aggregations", "vtier_vm_aggregations_total", "counter",
     "Access aggregations finished since tracking began." },
 };

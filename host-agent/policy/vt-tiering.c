@@ -375,6 +375,8 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
   VtTiering *t = data;
   const Job *job = &g_array_index (t->jobs, Job, t->next_job - 1);
   VmState *s = g_hash_table_lookup (t->vms, job->key);
+  if (s)
+    s->stats.moving_up = s->stats.moving_down = 0;
   if (!st) {
     /* The VM went away, or its cpuset forbids the node: next job. */
     g_debug ("tiering: moving 0x%" G_GINT64_MODIFIER "x-0x%" G_GINT64_MODIFIER "x: %s",
@@ -532,6 +534,13 @@ run_next_job (VtTiering *t)
   s->jobs++;
   guint64 allowed = (guint64) t->byte_tokens;
   guint64 max = job->max_bytes ? MIN (job->max_bytes, allowed) : allowed;
+  /* A page asked for counts its page size once (vt-migrate.h): at most
+   * the range, or the cap and the huge page it may end inside. */
+  guint64 moving = MIN (job->end - job->start, max + HUGE_PAGE);
+  if (job->promote)
+    s->stats.moving_up = moving;
+  else
+    s->stats.moving_down = moving;
   vt_migrate_range_async (&job->process, job->start, job->end, job->node, max, t->cancel,
                           on_job_done, t);
 }

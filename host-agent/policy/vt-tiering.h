@@ -103,6 +103,10 @@ typedef struct {
    * memory on the target node. exchanged: of promoted, paired with a
    * demotion of the same VM. */
   guint64 promoted, demoted, failed, busy, no_memory, exchanged;
+  /* The move of it in the kernel now (move_pages runs for up to a few
+   * hundred ms a batch): at most this many bytes are on their way up or
+   * down, and top_bytes counts them once the move returns. */
+  guint64 moving_up, moving_down;
 } VtTieringStats;
 
 /* The measured migration speed: bytes moved per CPU-second of the moving

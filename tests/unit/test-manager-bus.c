@@ -336,7 +336,8 @@ static const struct {
   { "hot_slow_bytes", "t" }, { "hot_slow_young_bytes", "t" },
   { "hot_slow_cooling_bytes", "t" }, { "warm_slow_bytes", "t" },
   { "busy_bytes", "t" }, { "no_memory_bytes", "t" },
-  { "exchanged_bytes", "t" }, { "tiering", "s" }, { "tiering_why", "s" },
+  { "exchanged_bytes", "t" }, { "moving_up_bytes", "t" }, { "moving_down_bytes", "t" },
+  { "tiering", "s" }, { "tiering_why", "s" },
   { "move_rate", "t" },
 };
 

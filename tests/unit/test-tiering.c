@@ -72,6 +72,11 @@ static int busy_vm = -1, busy_first, busy_n, busy_calls;
  * kernel's watermark, which vtierd does not see). */
 static guint64 node0_refuses_below;
 
+/* TRUE: a move, once it has moved its pages, stays in the kernel until
+ * the test lets it return (gate_open). */
+static gboolean gate_closed, gate_open;
+static GCond gate_cond;
+
 static long
 fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, int *status,
                  int flags)
@@ -102,6 +107,8 @@ fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, i
   }
   busy_calls -= busy_seen;
   write_meminfo ();
+  while (nodes && gate_closed && !gate_open)
+    g_cond_wait (&gate_cond, &fake_lock);
   g_mutex_unlock (&fake_lock);
   return 0;
 }
@@ -907,6 +914,49 @@ test_full_target_skips_to_demotions (void)
   drop_host ();
 }
 
+/* While a move is in the kernel, the pages it moved are not yet in
+ * top_bytes (it counts what a move returned): moving_up says how much may
+ * be on its way, so that the truth lies in [top_bytes, top_bytes +
+ * moving_up] (the testbed's belief check reads that span). */
+static void
+test_move_in_flight_is_shown (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = 1;
+  make_host ();
+  World w;
+  world_init (&w, 1, 1);
+  gate_closed = TRUE, gate_open = FALSE;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  const VtTieringStats *st = NULL;
+  gint64 end = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+  for (;;) {
+    g_main_context_iteration (NULL, FALSE), g_usleep (1000);
+    st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+    g_mutex_lock (&fake_lock);
+    guint up = count (0, 0, 1024, 0);
+    g_mutex_unlock (&fake_lock);
+    if (up > 0 || g_get_monotonic_time () > end)
+      break;
+  }
+  g_assert_nonnull (st);
+  guint64 truth = count (0, 0, PAGES, 0) * PAGE;
+  g_assert_cmpuint (truth, >, 0);
+  g_assert_cmpuint (st->top_bytes, <, truth);
+  g_assert_cmpuint (st->moving_up, >=, truth - st->top_bytes);
+  g_assert_cmpuint (st->moving_down, ==, 0);
+  g_mutex_lock (&fake_lock);
+  gate_open = TRUE;
+  g_cond_broadcast (&gate_cond);
+  g_mutex_unlock (&fake_lock);
+  run_rounds (t, 10);
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
+  g_assert_cmpuint (st->moving_up, ==, 0);
+  g_assert_cmpuint (st->top_bytes, ==, count (0, 0, PAGES, 0) * PAGE);
+  gate_closed = FALSE;
+  drop_host ();
+}
+
 /* A VM forgotten (gone) while its round's jobs are queued: not one more
  * of them runs (its pid may be someone else's by now). */
 static void
@@ -937,6 +987,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/tiering/promotes-hot", test_promotes_hot);
+  g_test_add_func ("/tiering/move-in-flight-is-shown", test_move_in_flight_is_shown);
   g_test_add_func ("/tiering/demotes-cold-to-make-room", test_demotes_cold_to_make_room);
   g_test_add_func ("/tiering/promotes-while-demoting", test_promotes_while_demoting);
   g_test_add_func ("/tiering/demotes-what-is-needed", test_demotes_what_is_needed);
