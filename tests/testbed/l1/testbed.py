@@ -62,8 +62,21 @@ VANISHED_EXIT = 125
 HUNG_S = 30  # a workload prints a STATUS line every 10 s
 
 
+# An L2 kernel that panicked (seen under nested TCG with no tiering at all:
+# "Fatal exception in interrupt" after an exception-stack overflow in
+# error_entry, the L2 twin of L1's "corrupted stack end") leaves a silent
+# guest whose figures read 0: the run proves nothing either way. Stopped
+# guests count too: a scenario stops its guests before it checks.
+GUEST_PANIC = re.compile(r"Kernel panic - not syncing|Oops: |BUG: |general protection fault")
+
+
+def _panicked():
+    return [g for g in _guests
+            if GUEST_PANIC.search(read(g.log_path, "") or "")]
+
+
 def _vanished():
-    gone = [g for g in _guests if not g.stopped and not g.alive()]
+    gone = [g for g in _guests if not g.stopped and not g.alive()] or _panicked()
     if gone:
         return gone
     # Silent consoles: watched for HUNG_S here and now, as the file's mtime
@@ -105,7 +118,9 @@ def _exit_if_a_guest_vanished():
     gone = _vanished()
     if gone:
         for g in gone:
-            how = g.how_it_ended() if not g.alive() else \
+            panic = GUEST_PANIC.search(read(g.log_path, "") or "")
+            how = f"its kernel said \"{panic.group(0).strip()}\" (console: {g.name}.console.log)" \
+                if panic else g.how_it_ended() if not g.alive() else \
                 f"hung: its QEMU runs, its workload silent for {HUNG_S} s " \
                 f"(last: {(g.workload_lines() or ['nothing'])[-1][:80]})"
             print(f"tb: guest {g.name} vanished: {how}", flush=True)
