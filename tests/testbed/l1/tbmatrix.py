@@ -377,20 +377,27 @@ def run_case(case, title=None, kill_mid_migration=False):
         on node0. The probe takes seconds (a gpa2hva per 2 MiB chunk, then
         move_pages) while vtierd may be moving that VM's memory, so its
         belief is read just before and just after: the error is how far the
-        truth lies outside what vtierd believed over the probe's span."""
+        truth lies outside what vtierd believed over the probe's span. A move
+        in the kernel at either read (moving_up_bytes, moving_down_bytes: one
+        move_pages batch, up to 16 MiB) is not yet in top_bytes: vtierd says
+        how much may be on its way, and the span widens by that much."""
         out = {}
         for g in guests:
             before = listing().get(g.name, {})
             truth = g.placement_ram()["nodes"].get("0", 0) * 4096
             after = listing().get(g.name, {})
-            beliefs = [v["top_bytes"] for v in (before, after) if v.get("top_bytes") is not None]
+            reads = [v for v in (before, after) if v.get("top_bytes") is not None]
+            beliefs = [v["top_bytes"] for v in reads]
+            up = max([v.get("moving_up_bytes", 0) for v in reads] or [0])
+            down = max([v.get("moving_down_bytes", 0) for v in reads] or [0])
             err = None
             if beliefs and truth:
-                lo, hi = min(beliefs), max(beliefs)
+                lo, hi = min(beliefs) - down, max(beliefs) + up
                 err = 0.0 if lo <= truth <= hi else ((lo if truth < lo else hi) - truth) / truth
             belief = beliefs[-1] if beliefs else None
             out[g.name] = {"belief_mib": _mib(belief or 0), "truth_mib": _mib(truth),
                            "belief_span_mib": [_mib(b) for b in beliefs],
+                           "in_flight_mib": {"up": _mib(up), "down": _mib(down)},
                            "error": None if err is None else round(err, 4)}
             # vtierd's per-node count too, for a reader (not checked).
             per_node = after.get("node_bytes") if isinstance(after.get("node_bytes"), dict) else None
@@ -398,7 +405,8 @@ def run_case(case, title=None, kill_mid_migration=False):
                 out[g.name]["node_bytes_0_mib"] = _mib(per_node.get("0", 0))
             print(f"belief vs truth {when}: {g.name}: vtierd top_bytes "
                   f"{' -> '.join(str(_mib(b)) for b in beliefs) or '-'} MiB (before and after "
-                  f"the probe), the probe {_mib(truth)} MiB on node0"
+                  f"the probe; in the kernel then: up {_mib(up)}, down {_mib(down)} MiB), "
+                  f"the probe {_mib(truth)} MiB on node0"
                   + (f" ({err:+.1%})" if err is not None else " (no figure)")
                   + (f"; vtierd's node_bytes[0] {_mib(per_node.get('0', 0))} MiB"
                      if per_node is not None else ""), flush=True)
