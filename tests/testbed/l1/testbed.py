@@ -279,6 +279,9 @@ class Guest:
             "ram": f"memory-backend-ram,id=ram0,size={mem}M",
             "memfd": f"memory-backend-memfd,id=ram0,size={mem}M",
             "file": f"memory-backend-file,id=ram0,size={mem}M,mem-path=/dev/shm/{name}.ram,share=on",
+            # hugetlbfs 2 MiB pages, from the pools of the nodes the
+            # mempolicy allows (set_hugepages first).
+            "hugetlb": f"memory-backend-memfd,id=ram0,size={mem}M,hugetlb=on,hugetlbsize=2M",
         }[backend]
         kernel = sorted(glob.glob("/boot/vmlinuz-*"))[-1]
         cmd = []
@@ -748,6 +751,14 @@ class LibvirtGuest(Guest):
     def stop(self):
         self.stopped = True
         virsh("destroy", self.name, check=False)
+
+
+def set_hugepages(node, count):
+    """The node's pool of 2 MiB huge pages; returns what the kernel gave."""
+    path = f"/sys/devices/system/node/node{node}/hugepages/hugepages-2048kB/nr_hugepages"
+    with open(path, "w") as f:
+        f.write(str(count))
+    return int(read(path, "0"))
 
 
 def fraction_on(summary, node):
