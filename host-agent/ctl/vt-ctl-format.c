@@ -342,14 +342,26 @@ vt_ctl_format_tiering_text (GVariant *vm)
   g_autofree char *in_flight = up || down
     ? g_strdup_printf (" (up to %s %s in the kernel now)", moving, up ? "on its way up" : "on its way down")
     : g_strdup ("");
+  /* Memory the kernel would not move, and why (the daemon's reason names). */
+  guint64 unmovable = lookup_u64 (vm, "unmovable_bytes");
+  const char *reason = lookup_str (vm, "unmovable_reason", "");
+  g_autofree char *unmovable_size = vt_ctl_format_size (unmovable);
+  g_autofree char *cannot = unmovable
+    ? g_strdup_printf ("  cannot move: %s (%s), held out of the plans for now\n", unmovable_size,
+                       strcmp (reason, "shared") == 0   ? "mapped by another process too"
+                       : strcmp (reason, "pinned") == 0 ? "pinned: busy in every retry"
+                                                        : reason)
+    : g_strdup ("");
   return g_strdup_printf ("tiering: %s%s%s\n"
                           "  top tier %s%s (hot %s), slow tiers %s (hot %s)\n"
                           "  hot on slow tiers waiting: %s to age, %s cooling; warm there %s\n"
                           "  exchanged %s; failed %s (target full %s), busy %s\n"
+                          "%s"
                           "  host moves %s per CPU-second\n",
                           *status ? status : "not yet planned", *status ? ": " : "",
                           lookup_str (vm, "tiering_why", ""), top, in_flight, hot_top, slow,
-                          hot_slow, young, cooling, warm, swapped, failed, no_mem, busy, rate);
+                          hot_slow, young, cooling, warm, swapped, failed, no_mem, busy, cannot,
+                          rate);
 }
 
 static void

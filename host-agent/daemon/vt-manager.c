@@ -394,6 +394,8 @@ add_tiering (GVariantDict *d, VtTiering *tiering, VtVm *vm)
   g_variant_dict_insert (d, "exchanged_bytes", "t", s->exchanged);
   g_variant_dict_insert (d, "moving_up_bytes", "t", s->moving_up);
   g_variant_dict_insert (d, "moving_down_bytes", "t", s->moving_down);
+  g_variant_dict_insert (d, "unmovable_bytes", "t", s->unmovable);
+  g_variant_dict_insert (d, "unmovable_reason", "s", vt_unmovable_reason_name (s->unmovable_reason));
   g_variant_dict_insert (d, "tiering", "s", st ? vt_tiering_status_name (st->status) : "");
   g_variant_dict_insert (d, "tiering_why", "s", st ? vt_tiering_status_describe (st->status) : "");
   g_variant_dict_insert (d, "move_rate", "t", tiering ? vt_tiering_move_rate (tiering) : 0);

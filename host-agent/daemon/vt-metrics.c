@@ -34,6 +34,8 @@ static const VmMetric vm_metrics[] = {
     "At most this much of it is on its way to the top tier in the kernel now." },
   { "moving_down_bytes", "vtier_vm_moving_down_bytes", "gauge",
     "At most this much of it is on its way to slower tiers in the kernel now." },
+  { "unmovable_bytes", "vtier_vm_unmovable_bytes", "gauge",
+    "Bytes the kernel would not move (pinned, or mapped by another process), held out of plans." },
   { "aggregations", "vtier_vm_aggregations_total", "counter",
     "Access aggregations finished since tracking began." },
 };

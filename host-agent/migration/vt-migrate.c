@@ -156,8 +156,13 @@ count_errno (VtMigrateStats *stats, int status, guint64 bytes)
     break;
   case ENOMEM: /* the target is full: the round ends after this batch */
     stats->out_of_memory = TRUE;
-    G_GNUC_FALLTHROUGH;
-  default: /* EACCES (shared without MOVE_ALL), EIO, EINVAL... */
+    stats->failed += bytes;
+    break;
+  case EACCES: /* mapped by another process too: MPOL_MF_MOVE leaves it */
+    stats->shared += bytes;
+    stats->failed += bytes;
+    break;
+  default: /* EIO, EINVAL... */
     stats->failed += bytes;
     break;
   }

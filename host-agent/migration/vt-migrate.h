@@ -16,6 +16,8 @@ typedef struct {
   guint64 busy;       /* bytes the kernel could not move now (EBUSY, EAGAIN): retry later */
   guint64 skipped;    /* bytes not present or not mapped (ENOENT, EFAULT) */
   guint64 failed;     /* bytes that failed otherwise (EACCES, EINVAL, EIO...) */
+  guint64 shared;     /* of failed: EACCES, mapped by another process too (MPOL_MF_MOVE
+                       * moves only pages the process alone maps) */
   gboolean out_of_memory; /* ENOMEM on the target: the round ended early */
   guint64 cpu_us;     /* CPU time of the calling thread it took (the kernel copies on it) */
 } VtMigrateStats;

@@ -34,6 +34,7 @@ typedef struct {
   /* its jobs of the last round: did any page move, did any fail? */
   guint jobs, jobs_moved, jobs_failed;
   GArray *retries; /* Retry: promotions the kernel found busy */
+  VtUnmovable *unmovable; /* ranges the kernel would not move, held out of plans */
 } VmState;
 
 /* A promotion some of whose pages the kernel could not move now (EBUSY,
@@ -51,6 +52,10 @@ typedef struct {
 } Retry;
 #define RETRY_MAX 5
 #define RETRY_BACKOFF_ROUNDS 2 /* times the tries so far */
+/* How long memory the kernel would not move stays out of the plans before
+ * it is asked again: a pin (VFIO) or a second mapper lasts; a range tried
+ * every round would spend the mover's CPU and the round's plan on it. */
+#define UNMOVABLE_HOLD_S 300
 
 typedef struct {
   gpointer key;
@@ -112,6 +117,7 @@ vm_state_free (VmState *s)
 {
   g_array_unref (s->cooldowns);
   g_array_unref (s->retries);
+  vt_unmovable_free (s->unmovable);
   g_hash_table_unref (s->warm_rounds);
   g_free (s);
 }
@@ -124,6 +130,7 @@ vm_state (VtTiering *t, gpointer key)
     s = g_new0 (VmState, 1);
     s->cooldowns = g_array_new (FALSE, FALSE, sizeof (Cooldown));
     s->retries = g_array_new (FALSE, FALSE, sizeof (Retry));
+    s->unmovable = vt_unmovable_new ();
     s->warm_rounds = g_hash_table_new (g_direct_hash, NULL);
     g_hash_table_insert (t->vms, key, s);
   }
@@ -265,7 +272,18 @@ typedef struct {
   guint64 eligible;  /* bytes of eligible regions, cooling or not */
   guint64 cooling;   /* of those, in ranges moved the other way recently */
   guint64 young;     /* promotion: hot bytes on a slow node, younger than promote-min-age */
+  guint64 unmovable; /* of eligible regions, bytes the kernel would not move (held out) */
 } PlanResult;
+
+/* What of a region may move that way: its bytes on the other tier, less
+ * what the kernel would not move lately (vt-unmovable.h). */
+static guint64
+movable_bytes (VmState *s, const VtRegion *r, const Place *pl, gboolean promote, gint64 now)
+{
+  guint64 there = promote ? pl->slow : pl->top;
+  guint64 held = vt_unmovable_bytes_in (s->unmovable, r->start, r->end, promote, now);
+  return there > held ? there - held : 0;
+}
 
 /* Adds jobs moving up to `bytes` of a VM's eligible regions: for promotion
  * the hottest first; for demotion its cold regions first (coldest, oldest),
@@ -294,8 +312,11 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
         res.young += place[i].slow;
       if (taken[i] || !eligible (&t->config, in, r, &place[i], promote, pass, depth))
         continue;
-      guint64 movable = promote ? place[i].slow : place[i].top;
       taken[i] = TRUE;
+      guint64 movable = movable_bytes (s, r, &place[i], promote, now);
+      res.unmovable += (promote ? place[i].slow : place[i].top) - movable;
+      if (movable == 0)
+        continue;
       res.eligible += movable;
       if (cooling (s, r->start, r->end, promote, now)) {
         res.cooling += movable;
@@ -308,7 +329,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
     for (guint i = 0; i < cands->len && res.planned < bytes && jobs; i++) {
       guint idx = g_array_index (cands, Candidate, i).index;
       const VtRegion *r = &in->regions[idx];
-      guint64 movable = promote ? place[idx].slow : place[idx].top;
+      guint64 movable = movable_bytes (s, r, &place[idx], promote, now);
       guint64 need = bytes - res.planned;
       gboolean hot = r->nr_accesses >= in->hot_threshold;
       if (movable > need) {
@@ -364,6 +385,26 @@ note_rate (VtTiering *t, const VtMigrateStats *st)
   t->rate_all = t->rate_all > 0 ? 0.7 * t->rate_all + 0.3 * rate : rate;
 }
 
+/* What of a job's range the kernel would not move, held out of the plans:
+ * pages another process maps too (EACCES: held at once, that does not
+ * pass), and pages busy in RETRY_MAX moves of the range in a row, whether
+ * retries or new plans (its heat plans it again each round). A job that
+ * went over its whole range and left nothing behind makes it movable. */
+static void
+note_unmovable (VmState *s, const Job *job, const VtMigrateStats *st)
+{
+  gint64 until = g_get_monotonic_time () + UNMOVABLE_HOLD_S * G_USEC_PER_SEC;
+  if (st->shared > 0)
+    vt_unmovable_note (s->unmovable, job->start, job->end, job->promote, st->shared,
+                       VT_UNMOVABLE_SHARED, 1, until);
+  else if (st->busy > 0)
+    vt_unmovable_note (s->unmovable, job->start, job->end, job->promote, st->busy,
+                       VT_UNMOVABLE_PINNED, RETRY_MAX, until);
+  else if (st->busy == 0 && st->failed == 0 &&
+           st->moved + st->already + st->skipped >= job->end - job->start)
+    vt_unmovable_clear (s->unmovable, job->start, job->end, job->promote);
+}
+
 static void
 on_job_done (GObject *src, GAsyncResult *res, gpointer data)
 {
@@ -407,6 +448,7 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
     }
     s->stats.failed += st->failed;
     s->stats.busy += st->busy;
+    note_unmovable (s, job, st);
     if (st->out_of_memory)
       s->stats.no_memory += st->failed;
     s->jobs_moved += st->moved > 0;
@@ -729,7 +771,9 @@ take_retries (VtTiering *t, VmRound *v, guint64 room, GArray *promotes)
       continue;
     }
     guint64 bytes = MIN (MIN (r->busy, r->end - r->start), room - queued);
-    gboolean wanted = v->in->mode != VT_TIER_MODE_OFF && v->in->mode != VT_TIER_MODE_SLOW_ONLY;
+    /* What was left behind is held out as unmovable by now: no retry. */
+    gboolean wanted = v->in->mode != VT_TIER_MODE_OFF && v->in->mode != VT_TIER_MODE_SLOW_ONLY &&
+                      vt_unmovable_bytes_in (s->unmovable, r->start, r->end, TRUE, now) < r->busy;
     if (wanted && bytes == 0) {
       i++; /* no room this round: kept for the next */
       continue;
@@ -811,6 +855,8 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
     return VT_TIERING_STATUS_PINNED;
   guint64 eligible = v->up.eligible + v->down.eligible + v->swap_up.eligible;
   guint64 cooling = v->up.cooling + v->down.cooling + v->swap_up.cooling;
+  if (eligible == 0 && v->up.unmovable + v->down.unmovable + v->swap_up.unmovable > 0)
+    return VT_TIERING_STATUS_UNMOVABLE;
   if (eligible > 0 && cooling == eligible)
     return VT_TIERING_STATUS_COOLING;
   if (wants_up && (v->up.eligible > 0 || v->warm_slow > 0) && room == 0)
@@ -848,6 +894,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     v->st = &vm_state (t, in->key)->stats;
     policy_changed |= note_policy (vm_state (t, in->key), in);
     v->measured = measure (in, tiers, pfns, v->place, v->st);
+    v->st->unmovable = vt_unmovable_total (vm_state (t, in->key)->unmovable, g_get_monotonic_time (),
+                                           &v->st->unmovable_reason);
     if (v->measured)
       note_warmth (t, in, v->place);
     v->current = v->st->top_bytes;
@@ -1167,6 +1215,7 @@ static const char *const status_names[] = {
   [VT_TIERING_STATUS_COOLING] = "cooling",
   [VT_TIERING_STATUS_PINNED] = "pinned",
   [VT_TIERING_STATUS_MOVES_FAILING] = "moves-failing",
+  [VT_TIERING_STATUS_UNMOVABLE] = "unmovable",
 };
 
 static const char *const status_descriptions[] = {
@@ -1181,6 +1230,8 @@ static const char *const status_descriptions[] = {
   [VT_TIERING_STATUS_PINNED] = "its cpuset mems (a strict numatune) exclude the tier it "
                                "should move to",
   [VT_TIERING_STATUS_MOVES_FAILING] = "its last moves all failed (see failed and busy bytes)",
+  [VT_TIERING_STATUS_UNMOVABLE] = "what would move, the kernel would not move: pinned or "
+                                  "mapped by another process (see unmovable bytes and reason)",
 };
 
 const char *

@@ -33,6 +33,7 @@
 #include <glib.h>
 
 #include "common/vt-process.h"
+#include "policy/vt-unmovable.h"
 #include "policy/vt-fair-share.h"
 #include "regions/vt-regions.h"
 
@@ -81,6 +82,7 @@ typedef enum {
   VT_TIERING_STATUS_COOLING,          /* what would move moved recently */
   VT_TIERING_STATUS_PINNED,           /* its cpuset mems (strict numatune) forbid the tier */
   VT_TIERING_STATUS_MOVES_FAILING,    /* its last moves all failed (see the counts) */
+  VT_TIERING_STATUS_UNMOVABLE,        /* what would move, the kernel would not (vt-unmovable.h) */
 } VtTieringStatus;
 
 const char *vt_tiering_status_name (VtTieringStatus status); /* "at-target", "no-room", ... */
@@ -107,6 +109,11 @@ typedef struct {
    * hundred ms a batch): at most this many bytes are on their way up or
    * down, and top_bytes counts them once the move returns. */
   guint64 moving_up, moving_down;
+  /* Held out of the plans for a while (vt-unmovable.h): bytes the kernel
+   * would not move (shared, or pinned: busy in every retry), and the
+   * reason of the most of them. */
+  guint64 unmovable;
+  VtUnmovableReason unmovable_reason;
 } VtTieringStats;
 
 /* The measured migration speed: bytes moved per CPU-second of the moving

@@ -61,6 +61,8 @@ sample_vms (void)
   g_variant_builder_add (&web, "{sv}", "hot_slow_bytes", g_variant_new_uint64 (256 * MiB));
   g_variant_builder_add (&web, "{sv}", "busy_bytes", g_variant_new_uint64 (2 * MiB));
   g_variant_builder_add (&web, "{sv}", "moving_down_bytes", g_variant_new_uint64 (16 * MiB));
+  g_variant_builder_add (&web, "{sv}", "unmovable_bytes", g_variant_new_uint64 (6 * MiB));
+  g_variant_builder_add (&web, "{sv}", "unmovable_reason", g_variant_new_string ("pinned"));
   g_variant_builder_add (&web, "{sv}", "hot_slow_young_bytes", g_variant_new_uint64 (64 * MiB));
   g_variant_builder_add (&web, "{sv}", "hot_slow_cooling_bytes", g_variant_new_uint64 (32 * MiB));
   g_variant_builder_add (&web, "{sv}", "warm_slow_bytes", g_variant_new_uint64(8 * MiB));
@@ -200,6 +202,8 @@ test_list_text (void)
   g_assert_nonnull (strstr (tiering, "top tier 3.0 GiB (up to 16.0 MiB on its way down in the "
                                      "kernel now) (hot 0 B), slow tiers 0 B (hot 256.0 MiB)"));
   g_assert_nonnull (strstr (tiering, "busy 2.0 MiB"));
+  g_assert_nonnull (strstr (tiering, "  cannot move: 6.0 MiB (pinned: busy in every retry), held "
+                                     "out of the plans for now\n"));
   g_assert_nonnull (strstr (tiering, "hot on slow tiers waiting: 64.0 MiB to age, 32.0 MiB "
                                      "cooling; warm there 8.0 MiB\n"));
 

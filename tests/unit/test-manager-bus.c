@@ -337,6 +337,7 @@ static const struct {
   { "hot_slow_cooling_bytes", "t" }, { "warm_slow_bytes", "t" },
   { "busy_bytes", "t" }, { "no_memory_bytes", "t" },
   { "exchanged_bytes", "t" }, { "moving_up_bytes", "t" }, { "moving_down_bytes", "t" },
+  { "unmovable_bytes", "t" }, { "unmovable_reason", "s" },
   { "tiering", "s" }, { "tiering_why", "s" },
   { "move_rate", "t" },
 };

@@ -68,6 +68,10 @@ static gulong fake_delay_us; /* per move: a kernel copying slowly */
 /* Pages [busy_first, busy_first + busy_n) of VM busy_vm are busy (EBUSY)
  * for the next busy_calls moves that touch them. */
 static int busy_vm = -1, busy_first, busy_n, busy_calls;
+/* Pages [shared_first, shared_first + shared_n) of VM shared_vm are
+ * mapped by another process too: a move of them fails with EACCES;
+ * shared_asked counts the moves that asked for any of them. */
+static int shared_vm = -1, shared_first, shared_n, shared_asked;
 /* > 0: moves to node0 fail with ENOMEM while it has fewer free pages (the
  * kernel's watermark, which vtierd does not see). */
 static guint64 node0_refuses_below;
@@ -85,16 +89,23 @@ fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, i
   if (nodes && fake_delay_us)
     g_usleep (fake_delay_us);
   g_mutex_lock (&fake_lock);
-  gboolean busy_seen = FALSE;
+  gboolean busy_seen = FALSE, shared_seen = FALSE;
   for (unsigned long i = 0; i < count; i++) {
     int *p = page_of (pages[i]);
-    gboolean busy = FALSE;
+    gboolean busy = FALSE, shared = FALSE;
     if (p && nodes && busy_calls > 0 && busy_vm >= 0) {
       long idx = p - placement[busy_vm];
       busy = idx >= busy_first && idx < busy_first + busy_n;
     }
+    if (p && nodes && shared_vm >= 0) {
+      long idx = p - placement[shared_vm];
+      shared = idx >= shared_first && idx < shared_first + shared_n && *p != nodes[i];
+    }
+    shared_seen |= shared;
     if (!p)
       status[i] = -14; /* EFAULT */
+    else if (shared)
+      status[i] = -13; /* EACCES */
     else if (nodes && nodes[i] == 0 && *p != 0 && node_free (0) < node0_refuses_below * PAGE)
       status[i] = -12; /* ENOMEM */
     else if (busy && *p != nodes[i])
@@ -106,6 +117,7 @@ fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, i
     }
   }
   busy_calls -= busy_seen;
+  shared_asked += shared_seen;
   write_meminfo ();
   while (nodes && gate_closed && !gate_open)
     g_cond_wait (&gate_cond, &fake_lock);
@@ -957,6 +969,60 @@ test_move_in_flight_is_shown (void)
   drop_host ();
 }
 
+/* Pages another process maps too (EACCES) are held out of the plans after
+ * the first refusal: later rounds do not ask for them again, the rest of
+ * the hot set comes up, and the stats say how much cannot move and why. */
+static void
+test_shared_pages_are_held_out (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = 1;
+  make_host ();
+  World w;
+  world_init (&w, 1, 1);
+  shared_vm = 0, shared_first = 256, shared_n = 256, shared_asked = 0;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 10);
+  int asked = shared_asked;
+  g_assert_cmpint (asked, >=, 1);
+  run_rounds (t, 20);
+  g_assert_cmpint (shared_asked, ==, asked); /* not asked again */
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024 - 256);
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (st->unmovable, ==, 256 * PAGE);
+  g_assert_cmpint (st->unmovable_reason, ==, VT_UNMOVABLE_SHARED);
+  g_assert_cmpstr (vt_tiering_status_name (st->status), ==, "unmovable");
+  shared_vm = -1;
+  drop_host ();
+}
+
+/* Pages busy in every retry (a long-term pin: VFIO, an I/O buffer) are
+ * held out once the retries are spent: not asked for round after round. */
+static void
+test_pinned_pages_are_held_out (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = 1;
+  make_host ();
+  World w;
+  world_init (&w, 1, 1);
+  busy_vm = 0, busy_first = 0, busy_n = 512, busy_calls = 1000;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  const VtTieringStats *st = NULL;
+  gint64 end = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  while ((!(st = vt_tiering_stats (t, GUINT_TO_POINTER (1))) || st->unmovable == 0) &&
+         g_get_monotonic_time () < end)
+    run_rounds (t, 1);
+  g_assert_cmpuint (st->unmovable, ==, 512 * PAGE);
+  g_assert_cmpint (st->unmovable_reason, ==, VT_UNMOVABLE_PINNED);
+  int calls = busy_calls;
+  run_rounds (t, 20);
+  g_assert_cmpint (busy_calls, ==, calls); /* not asked again */
+  g_assert_cmpuint (count (0, 512, 512, 0), ==, 512);
+  busy_vm = -1;
+  drop_host ();
+}
+
 /* A VM forgotten (gone) while its round's jobs are queued: not one more
  * of them runs (its pid may be someone else's by now). */
 static void
@@ -994,6 +1060,8 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/demotes-for-what-can-come-up", test_demotes_for_what_can_come_up);
   g_test_add_func ("/tiering/promotes-ahead-into-reserve", test_promotes_ahead_into_reserve);
   g_test_add_func ("/tiering/busy-pages-are-retried", test_busy_pages_are_retried);
+  g_test_add_func ("/tiering/shared-pages-are-held-out", test_shared_pages_are_held_out);
+  g_test_add_func ("/tiering/pinned-pages-are-held-out", test_pinned_pages_are_held_out);
   g_test_add_func ("/tiering/off-is-left-alone", test_off_is_left_alone);
   g_test_add_func ("/tiering/slow-only-goes-down", test_slow_only_goes_down);
   g_test_add_func ("/tiering/targets-follow-weights", test_targets_follow_weights);
