@@ -453,11 +453,15 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
       s->stats.no_memory += st->failed;
     s->jobs_moved += st->moved > 0;
     s->jobs_failed += st->moved == 0 && st->failed + st->busy > 0;
-    if (st->failed + st->busy > 0)
+    /* A job that moved none of what it was planned for says why: the
+     * kernel's refusals, or pages it found there already or absent. */
+    if (st->failed + st->busy > 0 || (st->moved == 0 && job->bytes > 0))
       g_debug ("tiering: moving 0x%" G_GINT64_MODIFIER "x-0x%" G_GINT64_MODIFIER "x to node %d: "
                "%" G_GUINT64_FORMAT " KiB moved, %" G_GUINT64_FORMAT " KiB failed (%s), %"
-               G_GUINT64_FORMAT " KiB busy", job->start, job->end, job->node, st->moved >> 10,
-               st->failed >> 10, st->out_of_memory ? "target full" : "refused", st->busy >> 10);
+               G_GUINT64_FORMAT " KiB busy, %" G_GUINT64_FORMAT " KiB there already, %"
+               G_GUINT64_FORMAT " KiB absent", job->start, job->end, job->node, st->moved >> 10,
+               st->failed >> 10, st->out_of_memory ? "target full" : "refused", st->busy >> 10,
+               st->already >> 10, st->skipped >> 10);
     t->byte_tokens -= (double) st->moved;
     t->cpu_tokens_us -= (double) st->cpu_us;
     t->round_moved += st->moved;
