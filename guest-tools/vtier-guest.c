@@ -37,6 +37,7 @@ static const char usage[] =
   "  --port PATH     another port (or a file or FIFO) for --report\n"
   "  --interval N    with --report: send it again every N seconds\n"
   "  --root DIR      read DIR/sys and DIR/proc instead of /sys and /proc\n"
+  "  --version       print the version\n"
   "  --help          this text\n";
 
 typedef struct {
@@ -53,6 +54,7 @@ parse_options (int argc, char **argv, Options *o)
     { "json", no_argument, NULL, 'j' },      { "report", no_argument, NULL, 'r' },
     { "port", required_argument, NULL, 'p' }, { "interval", required_argument, NULL, 'i' },
     { "root", required_argument, NULL, 'R' }, { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
   };
   *o = (Options) { .port = DEFAULT_PORT, .root = "/" };
@@ -75,6 +77,7 @@ parse_options (int argc, char **argv, Options *o)
       o->interval = (unsigned) n;
       break;
     case 'h': fputs (usage, stdout); return EXIT_OK;
+    case 'V': printf ("vtier-guest %s\n", PACKAGE_VERSION); return EXIT_OK;
     default: fputs (usage, stderr); return EXIT_USAGE;
     }
   }

@@ -36,12 +36,27 @@ enum {
   "is not tracked, or its guest has not reported)."
 
 static gboolean opt_json;
+static gboolean opt_version;
+static gboolean opt_names;
 static char *opt_output;
 static int opt_width = 1200;
 static int opt_height = 600;
 
 static const GOptionEntry json_entries[] = {
   { "json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "Print JSON (and nothing else) on stdout", NULL },
+  G_OPTION_ENTRY_NULL
+};
+
+/* Before the command only. */
+static const GOptionEntry version_entries[] = {
+  { "version", 0, 0, G_OPTION_ARG_NONE, &opt_version, "Print vtierctl's version", NULL },
+  G_OPTION_ENTRY_NULL
+};
+
+/* Hidden: for the shell completion, which offers the VMs' names. */
+static const GOptionEntry list_entries[] = {
+  { "names", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &opt_names,
+    "Print the names alone, one a line", NULL },
   G_OPTION_ENTRY_NULL
 };
 
@@ -151,6 +166,19 @@ run_list (VtDBusManager1 *manager, const char *vm G_GNUC_UNUSED)
   g_autoptr (GVariant) vms = NULL;
   if (!vt_dbus_manager1_call_list_vms_sync (manager, &vms, NULL, &error))
     return call_failed (error);
+  if (opt_names) {
+    g_autoptr (GString) names = g_string_new (NULL);
+    gsize n = g_variant_n_children (vms);
+    for (gsize i = 0; i < n; i++) {
+      g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
+      const char *name;
+      /* A name with a newline in it would read as two. */
+      if (g_variant_lookup (vm, "name", "&s", &name) && !strchr (name, '\n'))
+        g_string_append_printf (names, "%s\n", name);
+    }
+    print_out (names->str);
+    return EXIT_OK;
+  }
   g_autofree char *text = opt_json ? vt_ctl_format_vms_json (vms) : vt_ctl_format_vms_text (vms);
   print_out (text);
   return EXIT_OK;
@@ -398,7 +426,8 @@ run_xml (VtDBusManager1 *manager G_GNUC_UNUSED, const char *vm G_GNUC_UNUSED)
 }
 
 static const Command commands[] = {
-  { "list", "", "The VMs vtierd tracks: state, RAM, hot bytes, placement", FALSE, NULL, run_list, FALSE },
+  { "list", "", "The VMs vtierd tracks: state, RAM, hot bytes, placement", FALSE, list_entries,
+    run_list, FALSE },
   { "heat", "VM", "A VM's regions of the last aggregation and their heat", TRUE, NULL, run_heat, FALSE },
   { "heatmap", "VM -o FILE.png", "A PNG heat map of a VM's recent aggregations (time × guest RAM)",
     TRUE, heatmap_entries, run_heatmap, FALSE },
@@ -436,6 +465,7 @@ main_context (void)
     "(" VT_DBUS_NAME " on the system bus; VTIER_BUS_ADDRESS names another bus);\n"
     "xml needs no vtierd.\n\n" EXIT_CODES_HELP);
   g_option_context_add_main_entries (context, json_entries, NULL);
+  g_option_context_add_main_entries (context, version_entries, NULL);
   /* Global options end at the command: its own options follow it. */
   g_option_context_set_strict_posix (context, TRUE);
   return context;
@@ -473,6 +503,8 @@ check_command_arguments (const Command *command, int n_args)
     return g_strdup ("xml takes --fast or --slow, not both");
   if (command->run == run_xml && opt_json)
     return g_strdup ("xml writes XML: --json does not apply");
+  if (opt_names && opt_json)
+    return g_strdup ("list takes --names or --json, not both");
   if (command->run == run_set && opt_weight == -1 && !opt_min && !opt_max && !opt_mode)
     return g_strdup ("set needs at least one of --weight, --min, --max, --mode");
   if (command->run == run_heatmap) {
@@ -498,6 +530,10 @@ main (int argc, char **argv)
   g_autoptr (GOptionContext) context = main_context ();
   if (!g_option_context_parse (context, &argc, &argv, &error))
     return usage_error (context, error->message);
+  if (opt_version) {
+    g_print ("vtierctl %s\n", PACKAGE_VERSION);
+    return EXIT_OK;
+  }
   if (argc < 2)
     return usage_error (context, "no command given");
   if (strcmp (argv[1], "help") == 0) {

@@ -831,6 +831,17 @@ test_bus_list (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   JsonObject *top = parse_object (json.out, &root);
   JsonObject *web = json_array_get_object_element (json_object_get_array_member (top, "vms"), 0);
   g_assert_cmpint (json_object_get_int_member (web, "hot_bytes"), ==, 768 * MiB);
+
+  /* The shell completion's source of VM names: the names alone. */
+  g_auto (VtTestRun) names = { 0 };
+  run_vtierctl (fake, &names, "list", "--names", NULL);
+  g_assert_cmpint (names.status, ==, 0);
+  g_assert_cmpstr (names.err, ==, "");
+  g_assert_cmpstr (names.out, ==, "web\ndb\n");
+  g_auto (VtTestRun) both = { 0 };
+  run_vtierctl (fake, &both, "--json", "list", "--names", NULL);
+  g_assert_cmpint (both.status, ==, 2);
+  g_assert_cmpstr (both.out, ==, "");
 }
 
 static void
