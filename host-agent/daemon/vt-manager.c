@@ -24,6 +24,20 @@ struct _VtManager {
   GHashTable *guests; /* name -> VtGuestReader */
 };
 
+/* hugetlbfs: the page size of the VM's largest RAM block, when it is one
+ * (the tiering engine plans its moves into the pools' free pages); 0. */
+static guint64
+huge_page_size (const VtRamMap *map)
+{
+  const VtRamBlock *largest = NULL;
+  for (guint i = 0; i < map->blocks->len; i++) {
+    const VtRamBlock *b = g_ptr_array_index (map->blocks, i);
+    if (!largest || b->size > largest->size)
+      largest = b;
+  }
+  return largest && largest->page_size > 4096 ? largest->page_size : 0;
+}
+
 static void
 tiering_inputs (GArray *inputs, gpointer data)
 {
@@ -43,6 +57,7 @@ tiering_inputs (GArray *inputs, gpointer data)
       .max_accesses = vt_tracker_max_accesses (t), .hot_threshold = vt_tracker_hot_threshold (t),
       .warm_threshold = vt_tracker_warm_threshold (t),
       .size = vt_vm_get_ram_map (vm)->total, .demand = vt_tracker_demand_bytes (t),
+      .huge_page_size = huge_page_size (vt_vm_get_ram_map (vm)),
       .weight = p.weight, .min = p.min, .max = p.max, .mode = p.mode,
       .fast_nodes = vt_policies_fast_nodes (m->policies, vt_vm_get_name (vm)),
       .slow_nodes = vt_policies_slow_nodes (m->policies, vt_vm_get_name (vm)),

@@ -110,6 +110,12 @@ struct _VtTiering {
   /* bytes per CPU-second of the moving thread (exponentially weighted
    * over jobs; 0: none measured) */
   double rate_all;
+  /* This round's free hugetlbfs pages per node (bytes), 2 MiB and 1 GiB,
+   * less what its plans take: a hugetlbfs page moves into a free one of
+   * the target's pool, or the kernel makes a surplus one (compaction:
+   * seen, single moves of 8-21 s that held every other VM's moves up). */
+  guint64 *huge_left_2m, *huge_left_1g;
+  guint n_huge_nodes;
 };
 
 static void
@@ -273,6 +279,7 @@ typedef struct {
   guint64 cooling;   /* of those, in ranges moved the other way recently */
   guint64 young;     /* promotion: hot bytes on a slow node, younger than promote-min-age */
   guint64 unmovable; /* of eligible regions, bytes the kernel would not move (held out) */
+  guint64 no_huge_page; /* hugetlbfs: bytes asked for beyond the target pool's free pages */
 } PlanResult;
 
 /* What of a region may move that way: its bytes on the other tier, less
@@ -283,6 +290,16 @@ movable_bytes (VmState *s, const VtRegion *r, const Place *pl, gboolean promote,
   guint64 there = promote ? pl->slow : pl->top;
   guint64 held = vt_unmovable_bytes_in (s->unmovable, r->start, r->end, promote, now);
   return there > held ? there - held : 0;
+}
+
+/* Where this round's free huge pages of the VM's size on `node` are
+ * counted; NULL for a VM not on hugetlbfs. */
+static guint64 *
+huge_left (VtTiering *t, const VtTieringInput *in, int node)
+{
+  if (!in->huge_page_size || node < 0 || (guint) node >= t->n_huge_nodes)
+    return NULL;
+  return in->huge_page_size == 1ull << 30 ? &t->huge_left_1g[node] : &t->huge_left_2m[node];
 }
 
 /* Adds jobs moving up to `bytes` of a VM's eligible regions: for promotion
@@ -301,6 +318,11 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
   g_autofree gboolean *own = taken_by_caller ? NULL : g_new0 (gboolean, MAX (in->n_regions, 1));
   gboolean *taken = taken_by_caller ? taken_by_caller : own;
   PlanResult res = { 0 };
+  /* hugetlbfs: no more than the target pool's free pages take. */
+  guint64 *pool = jobs ? huge_left (t, in, node) : NULL;
+  guint64 asked = bytes;
+  if (pool)
+    bytes = MIN (bytes, *pool);
 
   guint passes = promote || depth == DEMOTE_COLD ? 1 : 2;
   for (guint pass = 0; pass < passes; pass++) {
@@ -357,6 +379,12 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       }
       res.planned += movable;
     }
+  }
+  if (pool) {
+    *pool -= MIN (*pool, res.planned);
+    /* What it would have taken beyond the pool, as far as there was any. */
+    guint64 wanted = MIN (asked, res.eligible - res.cooling);
+    res.no_huge_page = wanted > res.planned && res.planned >= bytes ? wanted - res.planned : 0;
   }
   return res;
 }
@@ -775,6 +803,9 @@ take_retries (VtTiering *t, VmRound *v, guint64 room, GArray *promotes)
       continue;
     }
     guint64 bytes = MIN (MIN (r->busy, r->end - r->start), room - queued);
+    guint64 *pool = huge_left (t, v->in, r->node);
+    if (pool)
+      bytes = MIN (bytes, *pool);
     /* What was left behind is held out as unmovable by now: no retry. */
     gboolean wanted = v->in->mode != VT_TIER_MODE_OFF && v->in->mode != VT_TIER_MODE_SLOW_ONLY &&
                       vt_unmovable_bytes_in (s->unmovable, r->start, r->end, TRUE, now) < r->busy;
@@ -786,9 +817,11 @@ take_retries (VtTiering *t, VmRound *v, guint64 room, GArray *promotes)
       /* The whole range again (its moved pages cost a query each), the
        * room only for what was left behind. */
       Job job = { v->in->key, v->in->process, r->start, r->end, r->node, TRUE, FALSE, TRUE, bytes,
-                  r->end - r->start, r->tries };
+                  pool ? bytes : r->end - r->start, r->tries };
       g_array_append_val (promotes, job);
       queued += bytes;
+      if (pool)
+        *pool -= bytes;
     }
     g_array_remove_index_fast (s->retries, i);
   }
@@ -861,6 +894,8 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
   guint64 cooling = v->up.cooling + v->down.cooling + v->swap_up.cooling;
   if (eligible == 0 && v->up.unmovable + v->down.unmovable + v->swap_up.unmovable > 0)
     return VT_TIERING_STATUS_UNMOVABLE;
+  if (v->up.no_huge_page + v->down.no_huge_page + v->warm.no_huge_page > 0)
+    return VT_TIERING_STATUS_NO_HUGE_PAGES;
   if (eligible > 0 && cooling == eligible)
     return VT_TIERING_STATUS_COOLING;
   if (wants_up && (v->up.eligible > 0 || v->warm_slow > 0) && room == 0)
@@ -882,6 +917,14 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   /* Which node each page frame is on, read once a round (memory comes and
    * goes with hotplug); NULL: every page is asked with move_pages. */
   g_autoptr (VtPfnNodes) pfns = vt_pfn_nodes_read (&pfn_error);
+  t->n_huge_nodes = tiers->nodes->len;
+  g_free (t->huge_left_2m), g_free (t->huge_left_1g);
+  t->huge_left_2m = g_new0 (guint64, MAX (t->n_huge_nodes, 1));
+  t->huge_left_1g = g_new0 (guint64, MAX (t->n_huge_nodes, 1));
+  for (guint k = 0; k < t->n_huge_nodes; k++) {
+    t->huge_left_2m[k] = vt_host_tiers_free_huge (tiers, k, 2ull << 20);
+    t->huge_left_1g[k] = vt_host_tiers_free_huge (tiers, k, 1ull << 30);
+  }
   if (!pfns)
     g_debug ("tiering: residency by move_pages queries: %s", pfn_error->message);
   guint64 vm_top = 0;
@@ -1194,6 +1237,8 @@ vt_tiering_free (VtTiering *t)
   g_object_unref (t->cancel);
   g_array_unref (t->jobs);
   g_hash_table_unref (t->vms);
+  g_free (t->huge_left_2m);
+  g_free (t->huge_left_1g);
   g_free (t);
 }
 
@@ -1220,6 +1265,7 @@ static const char *const status_names[] = {
   [VT_TIERING_STATUS_PINNED] = "pinned",
   [VT_TIERING_STATUS_MOVES_FAILING] = "moves-failing",
   [VT_TIERING_STATUS_UNMOVABLE] = "unmovable",
+  [VT_TIERING_STATUS_NO_HUGE_PAGES] = "no-huge-pages",
 };
 
 static const char *const status_descriptions[] = {
@@ -1236,6 +1282,9 @@ static const char *const status_descriptions[] = {
   [VT_TIERING_STATUS_MOVES_FAILING] = "its last moves all failed (see failed and busy bytes)",
   [VT_TIERING_STATUS_UNMOVABLE] = "what would move, the kernel would not move: pinned or "
                                   "mapped by another process (see unmovable bytes and reason)",
+  [VT_TIERING_STATUS_NO_HUGE_PAGES] = "its RAM is hugetlbfs, and the pool of the node it should "
+                                      "move to has no free huge page of that size "
+                                      "(nodeN/hugepages/.../nr_hugepages)",
 };
 
 const char *

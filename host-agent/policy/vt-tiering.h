@@ -64,6 +64,9 @@ typedef struct {
   guint max_accesses, hot_threshold;
   guint warm_threshold; /* nr_accesses from which warm; 0: half the hot threshold */
   guint64 size, demand;
+  /* hugetlbfs: its RAM's page size (2 MiB, 1 GiB); 0 for memory that
+   * moves into any free memory (anonymous, shmem, THP) */
+  guint64 huge_page_size;
   guint weight;
   guint64 min, max;
   VtTierMode mode;
@@ -83,6 +86,7 @@ typedef enum {
   VT_TIERING_STATUS_PINNED,           /* its cpuset mems (strict numatune) forbid the tier */
   VT_TIERING_STATUS_MOVES_FAILING,    /* its last moves all failed (see the counts) */
   VT_TIERING_STATUS_UNMOVABLE,        /* what would move, the kernel would not (vt-unmovable.h) */
+  VT_TIERING_STATUS_NO_HUGE_PAGES,    /* hugetlbfs RAM; the target's pool has no free page */
 } VtTieringStatus;
 
 const char *vt_tiering_status_name (VtTieringStatus status); /* "at-target", "no-room", ... */

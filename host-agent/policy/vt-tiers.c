@@ -36,6 +36,16 @@ read_hmat (guint node, VtNodeInfo *info)
   }
 }
 
+/* A node's free huge pages of one size; 0 without that pool. */
+static guint64
+free_huge_pages (guint node, guint size_kb)
+{
+  g_autofree char *path = g_strdup_printf (NODE_DIR "/node%u/hugepages/hugepages-%ukB/"
+                                           "free_hugepages", node, size_kb);
+  g_autofree char *text = vt_sysfs_read (path, NULL);
+  return text ? g_ascii_strtoull (text, NULL, 10) : 0;
+}
+
 static gboolean
 read_node (guint node, VtNodeInfo *info, GError **error)
 {
@@ -48,6 +58,8 @@ read_node (guint node, VtNodeInfo *info, GError **error)
   info->node = node;
   info->total = meminfo_field (meminfo, "MemTotal:");
   info->free = meminfo_field (meminfo, "MemFree:");
+  info->free_huge_2m = free_huge_pages (node, 2048);
+  info->free_huge_1g = free_huge_pages (node, 1048576);
   info->has_cpus = cpus && *cpus;
   info->cpulist = g_strdup (cpus ? cpus : "");
   read_hmat (node, info);
@@ -172,4 +184,17 @@ vt_host_tiers_pick (const VtHostTiers *t, gboolean top, const GArray *allowed, c
     }
   }
   return best;
+}
+
+guint64
+vt_host_tiers_free_huge (const VtHostTiers *tiers, guint node, guint64 page_size)
+{
+  const VtNodeInfo *n = vt_host_tiers_node (tiers, node);
+  if (!n)
+    return 0;
+  if (page_size == 2ull << 20)
+    return n->free_huge_2m * page_size;
+  if (page_size == 1ull << 30)
+    return n->free_huge_1g * page_size;
+  return 0;
 }

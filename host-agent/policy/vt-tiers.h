@@ -13,6 +13,10 @@ typedef struct {
   gboolean has_cpus;
   char *cpulist;     /* "0-1"; "" when CPU-less */
   guint64 total, free;
+  /* Free pages of the hugetlbfs pools (nodeN/hugepages/hugepages-SIZEkB/
+   * free_hugepages), 2 MiB and 1 GiB: where a hugetlbfs page can move to
+   * without the kernel making a surplus one (compaction, seconds). */
+  guint64 free_huge_2m, free_huge_1g;
   /* HMAT figures for access from the nearest initiators
    * (nodeN/access0/initiators/): ns and MB/s; 0 where the host has none. */
   guint64 read_latency, write_latency;
@@ -30,6 +34,9 @@ void vt_host_tiers_free (VtHostTiers *tiers);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtHostTiers, vt_host_tiers_free)
 
 const VtNodeInfo *vt_host_tiers_node (const VtHostTiers *tiers, guint node);
+/* Bytes of free hugetlbfs pages of `page_size` on the node (0 for another
+ * size or no pool). */
+guint64 vt_host_tiers_free_huge (const VtHostTiers *tiers, guint node, guint64 page_size);
 gboolean vt_host_tiers_has_slow (const VtHostTiers *tiers);
 /* The node of the top tier (top = TRUE) or of a slow tier with the most free
  * memory among `allowed` (the VM's cpuset mems) and `own` (the nodes its

@@ -37,6 +37,11 @@ node_free (int node)
   return node_total[node] > used ? node_total[node] - used : 0;
 }
 
+/* >= 0: node0 has a pool of this many free 2 MiB huge pages at start,
+ * less one for each 512 pages of VM a (hugetlbfs, wholly on node1 at
+ * start) that came up: its moves take them. */
+static int huge_pool0 = -1;
+
 static void
 write_meminfo (void)
 {
@@ -50,6 +55,14 @@ write_meminfo (void)
                                              "Node %d MemFree: %" G_GUINT64_FORMAT " kB\n",
                                              n, node_total[n] / 1024, n, node_free (n) / 1024);
     vt_test_put_file (root, rel, text);
+  }
+  if (huge_pool0 >= 0) {
+    int up = 0;
+    for (int p = 0; p < PAGES; p++)
+      up += placement[0][p] == 0;
+    g_autofree char *free_pages = g_strdup_printf ("%d\n", MAX (0, huge_pool0 - up / 512));
+    vt_test_put_file (root, "sys/devices/system/node/node0/hugepages/hugepages-2048kB/"
+                            "free_hugepages", free_pages);
   }
 }
 
@@ -160,6 +173,7 @@ typedef struct {
   VtTierMode mode[2];
   const GArray *fast_nodes; /* VM a's own fast nodes, or NULL */
   guint64 extra_demand[2];  /* demand beyond the hot regions (a past scan's) */
+  guint64 huge_page_size[2]; /* hugetlbfs RAM: its page size */
   guint n_vms;
 } World;
 
@@ -173,7 +187,7 @@ inputs (GArray *out, gpointer data)
       .key = GUINT_TO_POINTER (v + 1), .name = names[v], .process = { PID, START_TIME }, .regions = w->regions[v],
       .n_regions = 4, .max_accesses = 40, .hot_threshold = 4, .size = PAGES * PAGE,
       .weight = w->weight[v], .min = 0, .max = G_MAXUINT64, .mode = w->mode[v],
-      .fast_nodes = v == 0 ? w->fast_nodes : NULL,
+      .fast_nodes = v == 0 ? w->fast_nodes : NULL, .huge_page_size = w->huge_page_size[v],
     };
     for (int r = 0; r < 4; r++)
       if (w->regions[v][r].nr_accesses >= 4)
@@ -1023,6 +1037,35 @@ test_pinned_pages_are_held_out (void)
   drop_host ();
 }
 
+/* A VM on hugetlbfs moves into the target pool's free huge pages and no
+ * further: with one free 2 MiB page on node0, 2 MiB of its 4 MiB hot
+ * region come up, and it says why the rest waits. Beyond the pool the
+ * kernel would make surplus pages by compaction, seconds a move in the
+ * emulated host, while every other VM's moves waited. */
+static void
+test_hugetlb_moves_into_the_pool (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = 1;
+  huge_pool0 = 1;
+  make_host ();
+  World w;
+  world_init (&w, 1, 1);
+  w.huge_page_size[0] = 2 * MiB;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 20);
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 512);
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpstr (vt_tiering_status_name (st->status), ==, "no-huge-pages");
+  /* Room in the pool again: the rest comes up. */
+  huge_pool0 = 2;
+  write_meminfo ();
+  run_rounds (t, 20);
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
+  huge_pool0 = -1;
+  drop_host ();
+}
+
 /* A VM forgotten (gone) while its round's jobs are queued: not one more
  * of them runs (its pid may be someone else's by now). */
 static void
@@ -1061,6 +1104,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/promotes-ahead-into-reserve", test_promotes_ahead_into_reserve);
   g_test_add_func ("/tiering/busy-pages-are-retried", test_busy_pages_are_retried);
   g_test_add_func ("/tiering/shared-pages-are-held-out", test_shared_pages_are_held_out);
+  g_test_add_func ("/tiering/hugetlb-moves-into-the-pool", test_hugetlb_moves_into_the_pool);
   g_test_add_func ("/tiering/pinned-pages-are-held-out", test_pinned_pages_are_held_out);
   g_test_add_func ("/tiering/off-is-left-alone", test_off_is_left_alone);
   g_test_add_func ("/tiering/slow-only-goes-down", test_slow_only_goes_down);
