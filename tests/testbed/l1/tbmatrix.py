@@ -384,7 +384,8 @@ def run_case(case, title=None, kill_mid_migration=False):
         out = {}
         for g in guests:
             before = listing().get(g.name, {})
-            truth = g.placement_ram()["nodes"].get("0", 0) * 4096
+            ram = g.placement_ram()
+            truth = ram["nodes"].get("0", 0) * 4096
             after = listing().get(g.name, {})
             reads = [v for v in (before, after) if v.get("top_bytes") is not None]
             beliefs = [v["top_bytes"] for v in reads]
@@ -409,7 +410,12 @@ def run_case(case, title=None, kill_mid_migration=False):
                   f"the probe {_mib(truth)} MiB on node0"
                   + (f" ({err:+.1%})" if err is not None else " (no figure)")
                   + (f"; vtierd's node_bytes[0] {_mib(per_node.get('0', 0))} MiB"
-                     if per_node is not None else ""), flush=True)
+                     if per_node is not None else "")
+                  + f"; the probe's mappings span {_mib(ram.get('vma_bytes', 0))} MiB for "
+                    f"{_mib(ram.get('ram_bytes', 0))} MiB of RAM, all nodes "
+                    f"{_mib(sum(ram['nodes'].values()) * 4096)} MiB, vtierd's both tiers "
+                    f"{_mib(after.get('top_bytes', 0) + after.get('slow_bytes', 0))} MiB",
+                  flush=True)
         return out
 
     def stragglers(g):
