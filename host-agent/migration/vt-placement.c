@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/vt-error.h"
+#include "common/vt-names.h"
 #include "common/vt-sysfs.h"
 #include "migration/vt-migrate.h"
 
@@ -200,7 +201,7 @@ vt_placement_method_name (VtPlacementMethod method)
     [VT_PLACEMENT_PAGEMAP] = "pagemap",
     [VT_PLACEMENT_MOVE_PAGES] = "move_pages",
   };
-  return (guint) method < G_N_ELEMENTS (names) ? names[method] : "unknown";
+  return VT_NAME_LOOKUP (names, method);
 }
 
 struct _VtPlacement {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/vt-error.h"
+#include "common/vt-names.h"
 #include "migration/vt-migrate.h"
 #include "migration/vt-placement.h"
 #include "policy/vt-tiers.h"
@@ -1290,12 +1291,11 @@ static const char *const status_descriptions[] = {
 const char *
 vt_tiering_status_name (VtTieringStatus status)
 {
-  return (guint) status < G_N_ELEMENTS (status_names) ? status_names[status] : "unknown";
+  return VT_NAME_LOOKUP (status_names, status);
 }
 
 const char *
 vt_tiering_status_describe (VtTieringStatus status)
 {
-  return (guint) status < G_N_ELEMENTS (status_descriptions) ? status_descriptions[status]
-                                                               : "unknown";
+  return VT_NAME_LOOKUP (status_descriptions, status);
 }

@@ -1,5 +1,7 @@
 #include "policy/vt-unmovable.h"
 
+#include "common/vt-names.h"
+
 typedef struct {
   guint64 start, end;
   guint64 bytes;
@@ -131,12 +133,11 @@ static const char *const reason_descriptions[] = {
 const char *
 vt_unmovable_reason_name (VtUnmovableReason reason)
 {
-  return (guint) reason < G_N_ELEMENTS (reason_names) ? reason_names[reason] : "unknown";
+  return VT_NAME_LOOKUP (reason_names, reason);
 }
 
 const char *
 vt_unmovable_reason_describe (VtUnmovableReason reason)
 {
-  return (guint) reason < G_N_ELEMENTS (reason_descriptions) ? reason_descriptions[reason]
-                                                              : "unknown";
+  return VT_NAME_LOOKUP (reason_descriptions, reason);
 }
