@@ -78,6 +78,19 @@ AXES = (
 NAMES = tuple(name for name, _ in AXES)
 
 
+def kernel_movers():
+    """/proc/vmstat's counts of pages migrated and THPs collapsed."""
+    keys = ("pgmigrate_success", "thp_migration_split", "thp_collapse_alloc",
+            "numa_pages_migrated")
+    out = {}
+    with open("/proc/vmstat") as f:
+        for line in f:
+            k, _, v = line.partition(" ")
+            if k in keys:
+                out[k] = int(v)
+    return out
+
+
 def invalid(case):
     """Why a combination of axis values cannot be set up, or None."""
     return None
@@ -340,6 +353,7 @@ def run_case(case, title=None, kill_mid_migration=False):
     idle_cold_before = fraction_on(idle.placement("cold"), 1)
 
     # ---- vtierd ------------------------------------------------------------
+    movers_before = kernel_movers()
     vtierd = testbed.Vtierd(f"[discovery]\nlibvirt={'true' if libvirt else 'false'}\n").start()
 
     def listing():
@@ -531,6 +545,15 @@ def run_case(case, title=None, kill_mid_migration=False):
               flush=True)
     result["moved_mib"] = moved
     figure("moved_mib", moved)
+    # Who else moved pages since vtierd started: the kernel's counts of
+    # migrations (vtierd's move_pages among them), THP collapses (a
+    # collapse allocates its huge page on the node holding most of the
+    # range) and NUMA-balancing moves, beside vtierd's own bytes.
+    movers = {k: v - movers_before.get(k, 0) for k, v in kernel_movers().items()}
+    own = sum(v.get(f"{k}_bytes", 0) for v in vms.values() for k in ("promoted", "demoted"))
+    print(f"kernel since vtierd's start: {movers}; vtierd moved {_mib(own)} MiB "
+          f"({own // 4096} pages)", flush=True)
+    result["kernel_movers"] = movers
     final = belief_vs_truth("at the end")
     result["belief_vs_truth"] = final
     figure("belief_vs_truth", final)
