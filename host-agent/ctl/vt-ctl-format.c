@@ -350,6 +350,7 @@ vt_ctl_format_tiering_text (GVariant *vm)
     ? g_strdup_printf ("  cannot move: %s (%s), held out of the plans for now\n", unmovable_size,
                        strcmp (reason, "shared") == 0   ? "mapped by another process too"
                        : strcmp (reason, "pinned") == 0 ? "pinned: busy in every retry"
+                       : strcmp (reason, "device") == 0 ? "all of it, pinned by a VFIO device"
                                                         : reason)
     : g_strdup ("");
   return g_strdup_printf ("tiering: %s%s%s\n"

@@ -58,7 +58,11 @@ tiering_inputs (GArray *inputs, gpointer data)
       .warm_threshold = vt_tracker_warm_threshold (t),
       .size = vt_vm_get_ram_map (vm)->total, .demand = vt_tracker_demand_bytes (t),
       .huge_page_size = huge_page_size (vt_vm_get_ram_map (vm)),
-      .weight = p.weight, .min = p.min, .max = p.max, .mode = p.mode,
+      .weight = p.weight, .min = p.min, .max = p.max,
+      /* VFIO pins all of its RAM: managed as off (its bytes stay where they
+       * are, outside the division), and said so. */
+      .mode = vt_vm_get_vfio_device (vm) ? VT_TIER_MODE_OFF : p.mode,
+      .pinned_by = vt_vm_get_vfio_device (vm),
       .fast_nodes = vt_policies_fast_nodes (m->policies, vt_vm_get_name (vm)),
       .slow_nodes = vt_policies_slow_nodes (m->policies, vt_vm_get_name (vm)),
     };

@@ -21,6 +21,7 @@ struct _VtVm {
   JsonNode *memdevs;
   char *ramblocks, *mtree;
   VtRamMap *map;
+  char *vfio_device; /* a VFIO device's driver on its command line, or NULL */
   VtTracker *tracker;
   VtDirtyRatePoller *dirty;
   double write_mbps;
@@ -52,6 +53,7 @@ tear_down_tracking (VtVm *vm)
   g_clear_pointer (&vm->memdevs, json_node_unref);
   g_clear_pointer (&vm->ramblocks, g_free);
   g_clear_pointer (&vm->mtree, g_free);
+  g_clear_pointer (&vm->vfio_device, g_free);
 }
 
 static gboolean
@@ -172,6 +174,11 @@ start_tracking (VtVm *vm)
     fail (vm, "QEMU process", error);
     return;
   }
+  g_free (vm->vfio_device);
+  vm->vfio_device = vt_ram_map_cmdline_vfio_device ((const char *const *) argv);
+  if (vm->vfio_device)
+    g_message ("VM %s has a VFIO device (%s): its RAM is pinned where it sits, vtierd will "
+               "not move it", vm->name, vm->vfio_device);
   if (!read_residency (vm, &error)) {
     fail (vm, "guest RAM residency", error);
     return;
@@ -386,6 +393,7 @@ const char *vt_vm_get_error (VtVm *vm) { return vm->error; }
 GPid vt_vm_get_pid (VtVm *vm) { return vm->pid; }
 const VtProcess *vt_vm_get_process (VtVm *vm) { return &vm->process; }
 VtRamMap *vt_vm_get_ram_map (VtVm *vm) { return vm->map; }
+const char *vt_vm_get_vfio_device (VtVm *vm) { return vm->vfio_device; }
 VtTracker *vt_vm_get_tracker (VtVm *vm) { return vm->tracker; }
 
 static GVariant *

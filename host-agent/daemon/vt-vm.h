@@ -33,6 +33,9 @@ const char *vt_vm_get_error (VtVm *vm);
 GPid vt_vm_get_pid (VtVm *vm);
 const VtProcess *vt_vm_get_process (VtVm *vm); /* pid and start time */
 VtRamMap *vt_vm_get_ram_map (VtVm *vm);    /* NULL until set up */
+/* The driver of a VFIO device on its command line (all of its RAM pinned
+ * where it sits), or NULL. */
+const char *vt_vm_get_vfio_device (VtVm *vm);
 VtTracker *vt_vm_get_tracker (VtVm *vm);   /* NULL until set up */
 
 /* The access source's snapshot for this VM (from the manager's callback). */

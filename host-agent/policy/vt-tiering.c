@@ -881,7 +881,7 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
 {
   VmState *s = vm_state (t, v->in->key);
   if (v->in->mode == VT_TIER_MODE_OFF)
-    return VT_TIERING_STATUS_OFF;
+    return v->in->pinned_by ? VT_TIERING_STATUS_UNMOVABLE : VT_TIERING_STATUS_OFF;
   /* The last round's jobs of it all failed. */
   if (s->jobs > 0 && s->jobs_moved == 0 && s->jobs_failed > 0)
     return VT_TIERING_STATUS_MOVES_FAILING;
@@ -944,6 +944,10 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     v->measured = measure (in, tiers, pfns, v->place, v->st);
     v->st->unmovable = vt_unmovable_total (vm_state (t, in->key)->unmovable, g_get_monotonic_time (),
                                            &v->st->unmovable_reason);
+    if (in->pinned_by && v->measured) {
+      v->st->unmovable = v->st->top_bytes + v->st->slow_bytes;
+      v->st->unmovable_reason = VT_UNMOVABLE_DEVICE;
+    }
     if (v->measured)
       note_warmth (t, in, v->place);
     v->current = v->st->top_bytes;

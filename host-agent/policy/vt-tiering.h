@@ -67,6 +67,9 @@ typedef struct {
   /* hugetlbfs: its RAM's page size (2 MiB, 1 GiB); 0 for memory that
    * moves into any free memory (anonymous, shmem, THP) */
   guint64 huge_page_size;
+  /* a device that pins all of its RAM where it sits (a VFIO driver's
+   * name), or NULL; such a VM comes with mode off */
+  const char *pinned_by;
   guint weight;
   guint64 min, max;
   VtTierMode mode;

@@ -101,7 +101,7 @@ guint64
 vt_unmovable_total (VtUnmovable *u, gint64 now, VtUnmovableReason *main)
 {
   expire (u, now);
-  guint64 sum = 0, by_reason[VT_UNMOVABLE_PINNED + 1] = { 0 };
+  guint64 sum = 0, by_reason[VT_UNMOVABLE_DEVICE + 1] = { 0 };
   for (guint i = 0; i < u->held->len; i++) {
     const Held *h = &g_array_index (u->held, Held, i);
     if (!h->held)
@@ -120,6 +120,7 @@ static const char *const reason_names[] = {
   [VT_UNMOVABLE_NONE] = "",
   [VT_UNMOVABLE_SHARED] = "shared",
   [VT_UNMOVABLE_PINNED] = "pinned",
+  [VT_UNMOVABLE_DEVICE] = "device",
 };
 
 static const char *const reason_descriptions[] = {
@@ -128,6 +129,7 @@ static const char *const reason_descriptions[] = {
                           "mapper of a shared file): the kernel moves only pages QEMU alone maps",
   [VT_UNMOVABLE_PINNED] = "busy in every try: pinned (a VFIO device, an I/O buffer) or under "
                           "I/O for good",
+  [VT_UNMOVABLE_DEVICE] = "all of its RAM, pinned by a VFIO device for the VM's life",
 };
 
 const char *

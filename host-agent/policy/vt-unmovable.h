@@ -14,6 +14,7 @@ typedef enum {
   VT_UNMOVABLE_NONE,
   VT_UNMOVABLE_SHARED, /* mapped by another process too */
   VT_UNMOVABLE_PINNED, /* busy in every try: pinned, or in I/O for good */
+  VT_UNMOVABLE_DEVICE, /* all of its RAM, pinned by a device (VFIO) */
 } VtUnmovableReason;
 
 const char *vt_unmovable_reason_name (VtUnmovableReason reason); /* "", "shared", "pinned" */

@@ -217,6 +217,37 @@ vt_ram_map_parse_cmdline (const char *const *argv, GHashTable **node_of_backend,
   return TRUE;
 }
 
+/* A -device value's driver: keyval's implied first item, or JSON's
+ * "driver"; NULL when there is none. */
+static char *
+device_driver (const char *value)
+{
+  if (value[0] == '{') {
+    g_autoptr (JsonNode) root = vt_json_from_string (value, NULL);
+    JsonObject *object = root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+    JsonNode *driver = object ? json_object_get_member (object, "driver") : NULL;
+    return driver && json_node_get_value_type (driver) == G_TYPE_STRING
+             ? g_strdup (json_node_get_string (driver)) : NULL;
+  }
+  g_autoptr (GHashTable) options = parse_keyval (value, "driver");
+  return g_strdup (g_hash_table_lookup (options, "driver"));
+}
+
+char *
+vt_ram_map_cmdline_vfio_device (const char *const *argv)
+{
+  g_return_val_if_fail (argv != NULL, NULL);
+  for (guint i = argv[0] ? 1 : 0; argv[i] && argv[i + 1]; i++) {
+    const char *name = option_name (argv[i]);
+    if (!name || !g_str_equal (name, "device"))
+      continue;
+    g_autofree char *driver = device_driver (argv[++i]);
+    if (driver && g_str_has_prefix (driver, "vfio-"))
+      return g_steal_pointer (&driver);
+  }
+  return NULL;
+}
+
 char **
 vt_ram_map_split_cmdline (const char *contents, gsize length)
 {

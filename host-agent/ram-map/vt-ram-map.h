@@ -68,6 +68,11 @@ GArray *vt_ram_map_parse_mtree (const char *text, GError **error);
  * "file"). Either table may be empty; either out pointer may be NULL. */
 gboolean vt_ram_map_parse_cmdline (const char *const *argv, GHashTable **node_of_backend,
                                    GHashTable **kind_of_backend, GError **error);
+/* The first VFIO device QEMU's argv gives it (-device vfio-pci,... or
+ * -device {"driver":"vfio-pci",...}; any "vfio-" driver): its driver name,
+ * or NULL. A VFIO device's IOMMU mapping pins all of guest RAM where it
+ * sits for the VM's life (type1: every page, at start). */
+char *vt_ram_map_cmdline_vfio_device (const char *const *argv);
 /* /proc/PID/cmdline contents (NUL-separated) as a NULL-terminated vector. */
 char **vt_ram_map_split_cmdline (const char *contents, gsize length);
 

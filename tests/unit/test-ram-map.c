@@ -487,6 +487,32 @@ test_cmdline (void)
   g_assert_cmpuint (g_hash_table_size (lv_kinds), ==, 2);
 }
 
+/* A VFIO device on the command line, as libvirt writes a <hostdev> (JSON
+ * -device) and as a person writes it (keyval); none on a plain line. */
+static void
+test_cmdline_vfio (void)
+{
+  const char *const json[] = {
+    "qemu", "-device", "{\"driver\":\"virtio-net-pci\",\"id\":\"net0\"}",
+    "-device", "{\"driver\":\"vfio-pci\",\"host\":\"0000:06:00.0\",\"id\":\"hostdev0\","
+    "\"bus\":\"pci.6\",\"addr\":\"0x0\"}", NULL,
+  };
+  g_autofree char *a = vt_ram_map_cmdline_vfio_device (json);
+  g_assert_cmpstr (a, ==, "vfio-pci");
+  const char *const keyval[] = { "qemu", "-m", "1G", "--device", "vfio-pci,host=01:00.0", NULL };
+  g_autofree char *b = vt_ram_map_cmdline_vfio_device (keyval);
+  g_assert_cmpstr (b, ==, "vfio-pci");
+  const char *const driver_key[] = { "qemu", "-device", "driver=vfio-ap,sysfsdev=/x", NULL };
+  g_autofree char *c = vt_ram_map_cmdline_vfio_device (driver_key);
+  g_assert_cmpstr (c, ==, "vfio-ap");
+  /* Not a device, a value that looks like one, a last -device with no value. */
+  const char *const none[] = { "qemu", "-name", "vfio-pci", "-device", "virtio-blk,drive=d",
+                               "-device", NULL };
+  g_assert_null (vt_ram_map_cmdline_vfio_device (none));
+  g_auto (GStrv) lv = read_argv ("libvirt-numa2");
+  g_assert_null (vt_ram_map_cmdline_vfio_device ((const char *const *) lv));
+}
+
 static void
 test_cmdline_bad (void)
 {
@@ -605,6 +631,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ram-map/mtree", test_mtree);
   g_test_add_func ("/ram-map/cmdline", test_cmdline);
   g_test_add_func ("/ram-map/cmdline/bad", test_cmdline_bad);
+  g_test_add_func ("/ram-map/cmdline/vfio", test_cmdline_vfio);
   g_test_add_func ("/ram-map/split-cmdline", test_split_cmdline);
   g_test_add_func ("/ram-map/build/bad", test_build_bad);
   g_test_add_func ("/ram-map/residency/bad", test_residency_bad);

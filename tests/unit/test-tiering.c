@@ -174,6 +174,7 @@ typedef struct {
   const GArray *fast_nodes; /* VM a's own fast nodes, or NULL */
   guint64 extra_demand[2];  /* demand beyond the hot regions (a past scan's) */
   guint64 huge_page_size[2]; /* hugetlbfs RAM: its page size */
+  const char *pinned_by[2];  /* a VFIO device's driver: all its RAM pinned */
   guint n_vms;
 } World;
 
@@ -188,6 +189,7 @@ inputs (GArray *out, gpointer data)
       .n_regions = 4, .max_accesses = 40, .hot_threshold = 4, .size = PAGES * PAGE,
       .weight = w->weight[v], .min = 0, .max = G_MAXUINT64, .mode = w->mode[v],
       .fast_nodes = v == 0 ? w->fast_nodes : NULL, .huge_page_size = w->huge_page_size[v],
+      .pinned_by = w->pinned_by[v],
     };
     for (int r = 0; r < 4; r++)
       if (w->regions[v][r].nr_accesses >= 4)
@@ -1066,6 +1068,32 @@ test_hugetlb_moves_into_the_pool (void)
   drop_host ();
 }
 
+/* A VM with a VFIO device (the manager passes it as mode off, pinned_by
+ * set): nothing of it is asked to move, and its stats say all of it is
+ * unmovable, pinned by the device, where it sits. */
+static void
+test_vfio_vm_is_left_where_it_sits (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = p < 1024 ? 0 : 1;
+  make_host ();
+  World w;
+  world_init (&w, 1, 2);
+  w.mode[0] = VT_TIER_MODE_OFF;
+  w.pinned_by[0] = "vfio-pci";
+  shared_vm = 0, shared_first = 0, shared_n = PAGES, shared_asked = 0; /* counts any move */
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 10);
+  g_assert_cmpint (shared_asked, ==, 0);
+  g_assert_cmpuint (count (0, 0, PAGES, 0), ==, 1024);
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpstr (vt_tiering_status_name (st->status), ==, "unmovable");
+  g_assert_cmpint (st->unmovable_reason, ==, VT_UNMOVABLE_DEVICE);
+  g_assert_cmpuint (st->unmovable, ==, PAGES * PAGE);
+  shared_vm = -1;
+  drop_host ();
+}
+
 /* A VM forgotten (gone) while its round's jobs are queued: not one more
  * of them runs (its pid may be someone else's by now). */
 static void
@@ -1105,6 +1133,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/busy-pages-are-retried", test_busy_pages_are_retried);
   g_test_add_func ("/tiering/shared-pages-are-held-out", test_shared_pages_are_held_out);
   g_test_add_func ("/tiering/hugetlb-moves-into-the-pool", test_hugetlb_moves_into_the_pool);
+  g_test_add_func ("/tiering/vfio-vm-is-left-where-it-sits", test_vfio_vm_is_left_where_it_sits);
   g_test_add_func ("/tiering/pinned-pages-are-held-out", test_pinned_pages_are_held_out);
   g_test_add_func ("/tiering/off-is-left-alone", test_off_is_left_alone);
   g_test_add_func ("/tiering/slow-only-goes-down", test_slow_only_goes_down);
