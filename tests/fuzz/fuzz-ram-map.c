@@ -53,6 +53,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       g_hash_table_unref (nodes);
       g_hash_table_unref (kinds);
     }
+    if (argv)
+      g_free (vt_ram_map_cmdline_vfio_device ((const char *const *) argv));
     break;
   }
   default: {
