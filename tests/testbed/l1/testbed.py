@@ -346,7 +346,8 @@ class Guest:
     def how_it_ended(self):
         """For a guest that vanished: QEMU's exit status or the signal that
         killed it, the kernel's word if it killed it (OOM), QEMU's last line."""
-        rc = self.proc.poll() if getattr(self, "proc", None) else None
+        proc = getattr(self, "proc", None)  # a libvirt guest's QEMU is libvirtd's child
+        rc = proc.poll() if proc else None
         if rc is None:
             what = "its QEMU is not our child or still a zombie"
         elif rc < 0:
@@ -356,7 +357,11 @@ class Guest:
         else:
             what = f"QEMU exited {rc}"
         kmsg = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()
-        said = [ln for ln in kmsg if self.proc and f"Killed process {self.proc.pid} " in ln]
+        try:
+            pid = proc.pid if proc else self.pid
+        except (OSError, ValueError, TypeError, RuntimeError):
+            pid = None  # gone, and its pid with it
+        said = [ln for ln in kmsg if pid and f"Killed process {pid} " in ln]
         last = (read(os.path.join(RESULTS, f"{self.name}.qemu.log"), "") or "").strip().splitlines()
         return "; ".join([what] + said[-1:] + ([f"QEMU said: {last[-1]}"] if last else []))
 
