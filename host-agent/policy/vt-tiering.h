@@ -64,6 +64,8 @@ typedef struct {
   guint max_accesses, hot_threshold;
   guint warm_threshold; /* nr_accesses from which warm; 0: half the hot threshold */
   guint64 size, demand;
+  /* aggregations of its heat so far; 0: unknown, every round a new one */
+  guint64 aggregations;
   /* hugetlbfs: its RAM's page size (2 MiB, 1 GiB); 0 for memory that
    * moves into any free memory (anonymous, shmem, THP) */
   guint64 huge_page_size;

@@ -175,6 +175,7 @@ typedef struct {
   guint64 extra_demand[2];  /* demand beyond the hot regions (a past scan's) */
   guint64 huge_page_size[2]; /* hugetlbfs RAM: its page size */
   const char *pinned_by[2];  /* a VFIO device's driver: all its RAM pinned */
+  guint64 aggregations[2];   /* its heat's aggregations so far; 0: every round a new one */
   guint n_vms;
 } World;
 
@@ -189,7 +190,7 @@ inputs (GArray *out, gpointer data)
       .n_regions = 4, .max_accesses = 40, .hot_threshold = 4, .size = PAGES * PAGE,
       .weight = w->weight[v], .min = 0, .max = G_MAXUINT64, .mode = w->mode[v],
       .fast_nodes = v == 0 ? w->fast_nodes : NULL, .huge_page_size = w->huge_page_size[v],
-      .pinned_by = w->pinned_by[v],
+      .pinned_by = w->pinned_by[v], .aggregations = w->aggregations[v],
     };
     for (int r = 0; r < 4; r++)
       if (w->regions[v][r].nr_accesses >= 4)
@@ -647,6 +648,33 @@ test_passing_scan_stays_down (void)
   }
   const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
   g_assert_cmpuint (st->promoted, ==, 0);
+  drop_host ();
+}
+
+/* One aggregation that a scan crossed, read by many rounds (an idle VM's
+ * aggregation stretched to seconds by the interval tuner, rounds every
+ * second): one warm reading, not many, so it does not come up. The same
+ * heat in new aggregations each round does. */
+static void
+test_one_aggregation_is_one_reading (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = 1;
+  make_host ();
+  World w;
+  world_init (&w, 1, 0);
+  w.aggregations[0] = 7;
+  w.regions[0][1].nr_accesses = 3; /* warm, in aggregation 7 only */
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 10);
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (st->promoted, ==, 0);
+  /* Warm in every new aggregation: it comes up. */
+  for (guint round = 0; round < 10; round++) {
+    w.aggregations[0]++;
+    run_rounds (t, 1);
+  }
+  g_assert_cmpuint (count (0, 1024, 1024, 0), ==, 1024);
   drop_host ();
 }
 
@@ -1133,6 +1161,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/busy-pages-are-retried", test_busy_pages_are_retried);
   g_test_add_func ("/tiering/shared-pages-are-held-out", test_shared_pages_are_held_out);
   g_test_add_func ("/tiering/hugetlb-moves-into-the-pool", test_hugetlb_moves_into_the_pool);
+  g_test_add_func ("/tiering/one-aggregation-is-one-reading", test_one_aggregation_is_one_reading);
   g_test_add_func ("/tiering/vfio-vm-is-left-where-it-sits", test_vfio_vm_is_left_where_it_sits);
   g_test_add_func ("/tiering/pinned-pages-are-held-out", test_pinned_pages_are_held_out);
   g_test_add_func ("/tiering/off-is-left-alone", test_off_is_left_alone);
