@@ -4,8 +4,8 @@ THP as L1 has it), memfd (shmem), a shared file in /dev/shm (share=on, as
 vhost-user and virtiofs set-ups have it), hugetlbfs 2 MiB pages (memfd
 hugetlb=on, from the nodes' pools) and "shared", a file guest whose RAM a
 second process maps too (every move of it fails with EACCES: vtierd must
-hold it out, say why and not ask again); by default memfd, hugetlbfs and
-shared, or the ones named as arguments. One bare-QEMU guest of each, its RAM
+hold it out, say why and not ask again); by default memfd and shared, or
+the ones named as arguments. One bare-QEMU guest of each, its RAM
 bound to the slow node at start (numactl --membind=1), each keeping 64 MiB
 hot. vtierd with its defaults must bring every hot set up: >= 95% of it
 on node0 within 60 s of its start. Its count of each VM's top-tier bytes
@@ -21,13 +21,17 @@ from testbed import check, figure, fraction_on
 # "shared" is a file guest whose RAM another process maps too (as a
 # vhost-user back end does): move_pages refuses every page (EACCES), and
 # vtierd must hold it out, say why, and not ask again.
-# By default shmem (memfd; a shared file takes the same kernel paths),
-# hugetlbfs and shared: anonymous memory is every other scenario's. All four at once
+# By default shmem (memfd; a shared file takes the same kernel paths) and
+# shared: anonymous memory is every other scenario's. Not hugetlbfs: in
+# make check on 2026-11-24 the emulated host died in 3 of 6 boots while a
+# hugetlbfs guest started (before vtierd ran), and reset a hugetlbfs guest
+# twice more; `backends.py hugetlb` runs it. All four at once
 # (backends.py ram memfd file hugetlb) load the 2-vCPU emulated host with
 # four spinning guests: there vtierd's rounds took 8-21 s and the memfd and
 # file guests stalled at 71% and 48% of their hot sets for a minute, in one
-# run of one (not yet explained; a job now logs what it found).
-BACKENDS = tuple(sys.argv[1:]) or ("memfd", "hugetlb", "shared")
+# run of one (most likely the hugetlbfs guest's moves past node0's pool,
+# seconds each in the one mover thread; e0437e5 keeps them in the pool).
+BACKENDS = tuple(sys.argv[1:]) or ("memfd", "shared")
 MOVABLE = tuple(b for b in BACKENDS if b != "shared")
 SIZE, HOT = 192, 64
 WINDOW_S = 60
@@ -35,13 +39,14 @@ WINDOW_S = 60
 # Huge pages: the hugetlb guest's RAM from node1's pool; node0's pool has
 # room for its hot set to come up (a hugetlbfs page moves into a free huge
 # page of the target node's pool, or not at all).
-need = testbed.guest_mem_mib(SIZE) // 2 + 8
-got1 = testbed.set_hugepages(1, need)
-got0 = testbed.set_hugepages(0, HOT // 2 + 16)
-print(f"huge pages: node1 {got1} (want {need}), node0 {got0}", flush=True)
-check(got1 >= need and got0 >= HOT // 2 + 8,
-      f"set-up: the nodes' 2 MiB pools hold the hugetlb guest and room for its hot set "
-      f"(node1 {got1}/{need}, node0 {got0})")
+if "hugetlb" in BACKENDS:
+    need = testbed.guest_mem_mib(SIZE) // 2 + 8
+    got1 = testbed.set_hugepages(1, need)
+    got0 = testbed.set_hugepages(0, HOT // 2 + 16)
+    print(f"huge pages: node1 {got1} (want {need}), node0 {got0}", flush=True)
+    check(got1 >= need and got0 >= HOT // 2 + 8,
+          f"set-up: the nodes' 2 MiB pools hold the hugetlb guest and room for its hot set "
+          f"(node1 {got1}/{need}, node0 {got0})")
 
 guests, mapper = [], None
 for b in BACKENDS:
