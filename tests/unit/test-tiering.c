@@ -215,6 +215,17 @@ world_init (World *w, guint n_vms, guint hot_regions)
   }
 }
 
+/* The common start: VM a alone, all of its RAM on node1 (the slow node),
+ * its first `hot_regions` regions hot, on a fresh host. */
+static void
+one_vm_on_the_slow_node (World *w, guint hot_regions)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = 1;
+  make_host ();
+  world_init (w, 1, hot_regions);
+}
+
 static const VtTieringConfig config = {
   .interval_ms = 100, .reserve_bytes = 256 * PAGE, .low_watermark_pct = 5,
   .high_watermark_pct = 10, .bytes_per_s = 64ull << 20, .cpu_ms_per_s = 1000,
@@ -243,11 +254,8 @@ run_rounds (VtTiering *t, guint rounds)
 static void
 test_promotes_hot (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = 1;
-  make_host ();
   World w;
-  world_init (&w, 1, 1);
+  one_vm_on_the_slow_node (&w, 1);
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 10);
   g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
@@ -264,11 +272,8 @@ test_promotes_hot (void)
 static void
 test_young_hot_waits_and_says_so (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = 1;
-  make_host ();
   World w;
-  world_init (&w, 1, 1);
+  one_vm_on_the_slow_node (&w, 1);
   w.regions[0][0].age = 0;
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 3);
@@ -398,11 +403,8 @@ test_promotes_ahead_into_reserve (void)
 static void
 test_busy_pages_are_retried (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = 1;
-  make_host ();
   World w;
-  world_init (&w, 1, 1);
+  one_vm_on_the_slow_node (&w, 1);
   busy_vm = 0, busy_first = 0, busy_n = 512, busy_calls = 2;
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   while (busy_calls == 2)
@@ -449,11 +451,8 @@ test_promotes_while_demoting (void)
 static void
 test_off_is_left_alone (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = 1;
-  make_host ();
   World w;
-  world_init (&w, 1, 4);
+  one_vm_on_the_slow_node (&w, 4);
   w.mode[0] = VT_TIER_MODE_OFF;
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 8);
@@ -581,11 +580,8 @@ test_watermark_takes_cold_only (void)
 static void
 test_warm_comes_up_into_room (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = 1;
-  make_host ();
   World w;
-  world_init (&w, 1, 1);
+  one_vm_on_the_slow_node (&w, 1);
   w.regions[0][1].nr_accesses = 3; /* warm */
   w.regions[0][2].nr_accesses = 2; /* warm: the floor */
   w.regions[0][3].nr_accesses = 1; /* below it */
@@ -635,11 +631,8 @@ test_cold_makes_room_for_warm (void)
 static void
 test_passing_scan_stays_down (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = 1;
-  make_host ();
   World w;
-  world_init (&w, 1, 0);
+  one_vm_on_the_slow_node (&w, 0);
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   for (guint round = 0; round < 12; round++) {
     for (int r = 0; r < 4; r++)
@@ -658,11 +651,8 @@ test_passing_scan_stays_down (void)
 static void
 test_one_aggregation_is_one_reading (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = 1;
-  make_host ();
   World w;
-  world_init (&w, 1, 0);
+  one_vm_on_the_slow_node (&w, 0);
   w.aggregations[0] = 7;
   w.regions[0][1].nr_accesses = 3; /* warm, in aggregation 7 only */
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
@@ -977,11 +967,8 @@ test_full_target_skips_to_demotions (void)
 static void
 test_move_in_flight_is_shown (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = 1;
-  make_host ();
   World w;
-  world_init (&w, 1, 1);
+  one_vm_on_the_slow_node (&w, 1);
   gate_closed = TRUE, gate_open = FALSE;
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   const VtTieringStats *st = NULL;
@@ -1019,11 +1006,8 @@ test_move_in_flight_is_shown (void)
 static void
 test_shared_pages_are_held_out (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = 1;
-  make_host ();
   World w;
-  world_init (&w, 1, 1);
+  one_vm_on_the_slow_node (&w, 1);
   shared_vm = 0, shared_first = 256, shared_n = 256, shared_asked = 0;
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 10);
@@ -1045,11 +1029,8 @@ test_shared_pages_are_held_out (void)
 static void
 test_pinned_pages_are_held_out (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = 1;
-  make_host ();
   World w;
-  world_init (&w, 1, 1);
+  one_vm_on_the_slow_node (&w, 1);
   busy_vm = 0, busy_first = 0, busy_n = 512, busy_calls = 1000;
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   const VtTieringStats *st = NULL;
