@@ -39,7 +39,8 @@ tracked_vm (VtManager *m, GDBusMethodInvocation *inv, const char *name)
   if (!vt_vm_get_tracker (vm)) {
     g_dbus_method_invocation_return_error (inv, VT_ERROR, VT_ERROR_BUSY,
                                            "VM %s is not tracked yet: %s%s%s", name,
-                                           vt_vm_get_state (vm), vt_vm_get_error (vm) ? ": " : "",
+                                           vt_vm_state_name (vt_vm_get_state (vm)),
+                                           vt_vm_get_error (vm) ? ": " : "",
                                            vt_vm_get_error (vm) ? vt_vm_get_error (vm) : "");
     return NULL;
   }
@@ -300,16 +301,62 @@ vt_manager_bus_free (VtManagerBus *b)
   g_free (b);
 }
 
-void
-vt_manager_bus_vm_added (VtManagerBus *b, const char *name)
+/* ---- signals ---- */
+
+/* The details every signal has: the VM's uuid and via. */
+static void
+details_init (GVariantDict *d, VtVm *vm)
 {
-  if (b)
-    vt_dbus_manager1_emit_vmadded (b->skeleton, name);
+  g_variant_dict_init (d, NULL);
+  g_variant_dict_insert (d, "uuid", "s", vt_vm_get_uuid (vm));
+  g_variant_dict_insert (d, "via", "s", vt_vm_get_via (vm));
+}
+
+static void
+add_target_bytes (GVariantDict *d, const VtTieringStats *stats)
+{
+  g_variant_dict_insert (d, "target_bytes", "t", stats->target);
+  g_variant_dict_insert (d, "top_bytes", "t", stats->top_bytes);
 }
 
 void
-vt_manager_bus_vm_removed (VtManagerBus *b, const char *name)
+vt_manager_bus_notify (VtManagerBus *b, const VtManagerEvent *e)
 {
-  if (b)
-    vt_dbus_manager1_emit_vmremoved (b->skeleton, name);
+  if (!b)
+    return;
+  VtDBusManager1 *sk = b->skeleton;
+  const char *name = vt_vm_get_name (e->vm);
+  const char *state = vt_vm_state_name (vt_vm_get_state (e->vm));
+  GVariantDict d;
+  details_init (&d, e->vm);
+  switch (e->kind) {
+  case VT_MANAGER_EVENT_VM_ADDED:
+    g_variant_dict_insert (&d, "state", "s", state);
+    vt_dbus_manager1_emit_vmadded (sk, name, g_variant_dict_end (&d));
+    break;
+  case VT_MANAGER_EVENT_VM_REMOVED:
+    g_variant_dict_insert (&d, "state", "s", state);
+    vt_dbus_manager1_emit_vmremoved (sk, name, g_variant_dict_end (&d));
+    break;
+  case VT_MANAGER_EVENT_VM_STATE_CHANGED: {
+    const char *error = vt_vm_get_error (e->vm);
+    g_variant_dict_insert (&d, "error", "s", error ? error : "");
+    vt_dbus_manager1_emit_vmstate_changed (sk, name, vt_vm_state_name (e->old_state), state,
+                                           g_variant_dict_end (&d));
+    break;
+  }
+  case VT_MANAGER_EVENT_TARGET_REACHED:
+    add_target_bytes (&d, e->stats);
+    vt_dbus_manager1_emit_vmtarget_reached (sk, name, g_variant_dict_end (&d));
+    break;
+  case VT_MANAGER_EVENT_TARGET_LEFT:
+    add_target_bytes (&d, e->stats);
+    g_variant_dict_insert (&d, "tiering_why", "s", vt_tiering_status_describe (e->stats->status));
+    vt_dbus_manager1_emit_vmtarget_left (sk, name, vt_tiering_status_name (e->stats->status),
+                                         g_variant_dict_end (&d));
+    break;
+  default:
+    g_variant_dict_clear (&d);
+    g_return_if_reached ();
+  }
 }

@@ -1,8 +1,9 @@
 /* Inside the manager: the registry of VMs (vt-manager.c) and its D-Bus
  * layer (vt-manager-bus.c), split as systemd-oomd splits oomd-manager.c from
  * oomd-manager-bus.c. The bus layer reads and changes the registry only
- * through the calls below, and the registry tells the bus layer of VMs
- * coming and going. For host-agent/daemon/ and its tests only. */
+ * through the calls below, and the registry tells the bus layer what
+ * happened to its VMs through one hook (vt_manager_bus_notify), which
+ * turns it into a signal. For host-agent/daemon/ and its tests only. */
 #pragma once
 
 #include "daemon/vt-manager.h"
@@ -21,6 +22,10 @@ G_BEGIN_DECLS
 void vt_manager_add_vm (VtManager *manager, const char *name, const char *uuid, const char *via,
                         VtQmp *qmp);
 void vt_manager_remove_vm (VtManager *manager, const char *name, const char *via);
+/* A tiering round's verdict on the VM (the engine's stats of it): the
+ * registry tells whether it reached or left its target since the last
+ * one. Called for every VM after each round's plan. */
+void vt_manager_note_tiering (VtManager *manager, VtVm *vm, const VtTieringStats *stats);
 
 /* The VM of that name, or NULL. */
 VtVm *vt_manager_lookup_vm (VtManager *manager, const char *name);
@@ -63,10 +68,25 @@ VtManagerBus *vt_manager_bus_new (VtManager *manager, GDBusConnection *connectio
                                   GError **error);
 void vt_manager_bus_free (VtManagerBus *bus);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtManagerBus, vt_manager_bus_free)
-/* The VMAdded and VMRemoved signals; nothing when `bus` is NULL (not
- * exported yet). */
-void vt_manager_bus_vm_added (VtManagerBus *bus, const char *name);
-void vt_manager_bus_vm_removed (VtManagerBus *bus, const char *name);
+/* What happened to a VM, as the registry tells it. */
+typedef enum {
+  VT_MANAGER_EVENT_VM_ADDED,         /* found by discovery (VMAdded) */
+  VT_MANAGER_EVENT_VM_REMOVED,       /* gone (VMRemoved); still readable during the call */
+  VT_MANAGER_EVENT_VM_STATE_CHANGED, /* old_state -> vt_vm_get_state (VMStateChanged) */
+  VT_MANAGER_EVENT_TARGET_REACHED,   /* its tiering status became at-target (VMTargetReached) */
+  VT_MANAGER_EVENT_TARGET_LEFT,      /* ... and is no longer (VMTargetLeft) */
+} VtManagerEventKind;
+
+typedef struct {
+  VtManagerEventKind kind;
+  VtVm *vm;
+  VtVmState old_state;          /* VM_STATE_CHANGED */
+  const VtTieringStats *stats;  /* TARGET_REACHED, TARGET_LEFT: the round's */
+} VtManagerEvent;
+
+/* The hook: the event's signal; nothing when `bus` is NULL (not exported
+ * yet). */
+void vt_manager_bus_notify (VtManagerBus *bus, const VtManagerEvent *event);
 
 /* ---- the metrics layer ---- */
 

@@ -22,6 +22,7 @@ struct _VtManager {
   VtTiering *tiering;
   VtPolicies *policies;
   GHashTable *guests; /* name -> VtGuestReader */
+  GHashTable *at_target; /* the VMs at their target as of their last round (a set) */
 };
 
 /* hugetlbfs: the page size of the VM's largest RAM block, when it is one
@@ -79,6 +80,51 @@ on_snapshot (gpointer key, const VtRegion *regions, guint n, gpointer data)
   vt_vm_load_snapshot (VT_VM (key), regions, n);
 }
 
+/* ---- what the registry tells its bus layer ---- */
+
+static void
+notify (VtManager *m, VtManagerEventKind kind, VtVm *vm, VtVmState old_state,
+        const VtTieringStats *stats)
+{
+  VtManagerEvent event = { kind, vm, old_state, stats };
+  vt_manager_bus_notify (m->bus, &event);
+}
+
+static void
+on_vm_state (VtVm *vm, VtVmState old_state, gpointer data)
+{
+  notify (data, VT_MANAGER_EVENT_VM_STATE_CHANGED, vm, old_state, NULL);
+}
+
+/* Transitions only: a VM at its target round after round is told once. A
+ * VM's first round counts as a transition when it finds it at its target
+ * (it was not known to be before), not when it finds it away. */
+void
+vt_manager_note_tiering (VtManager *m, VtVm *vm, const VtTieringStats *stats)
+{
+  gboolean now = stats->status == VT_TIERING_STATUS_AT_TARGET;
+  if (now == g_hash_table_contains (m->at_target, vm))
+    return;
+  if (now)
+    g_hash_table_add (m->at_target, vm);
+  else
+    g_hash_table_remove (m->at_target, vm);
+  notify (m, now ? VT_MANAGER_EVENT_TARGET_REACHED : VT_MANAGER_EVENT_TARGET_LEFT, vm,
+          vt_vm_get_state (vm), stats);
+}
+
+static void
+on_planned (gpointer data)
+{
+  VtManager *m = data;
+  g_autoptr (GPtrArray) vms = vt_manager_list_vms (m);
+  for (guint i = 0; i < vms->len; i++) {
+    const VtTieringStats *st = vt_tiering_stats (m->tiering, vms->pdata[i]);
+    if (st)
+      vt_manager_note_tiering (m, vms->pdata[i], st);
+  }
+}
+
 /* ---- what discovery reports ---- */
 
 void
@@ -93,10 +139,13 @@ vt_manager_add_vm (VtManager *m, const char *name, const char *uuid, const char 
   VtVm *vm = vt_vm_new (name, uuid, via, qmp, m->access, m->config);
   g_hash_table_insert (m->vms, g_strdup (name), vm);
   g_message ("VM %s found through %s", name, via);
-  vt_vm_start (vm);
   g_autofree char *channel = vt_guest_channel_path (name);
   g_hash_table_insert (m->guests, g_strdup (name), vt_guest_reader_new (name, channel));
-  vt_manager_bus_vm_added (m->bus, name);
+  /* Told before its set-up starts, so that no change of its state comes
+   * before the VM itself. */
+  notify (m, VT_MANAGER_EVENT_VM_ADDED, vm, vt_vm_get_state (vm), NULL);
+  vt_vm_set_state_func (vm, on_vm_state, m);
+  vt_vm_start (vm);
 }
 
 void
@@ -106,13 +155,16 @@ vt_manager_remove_vm (VtManager *m, const char *name, const char *via)
   if (!vm || !g_str_equal (vt_vm_get_via (vm), via))
     return;
   g_message ("VM %s gone (%s)", name, via);
+  /* Told while it is whole; its stopping is its removal, not a state. */
+  notify (m, VT_MANAGER_EVENT_VM_REMOVED, vm, vt_vm_get_state (vm), NULL);
+  vt_vm_set_state_func (vm, NULL, NULL);
+  g_hash_table_remove (m->at_target, vm);
   if (m->tiering)
     vt_tiering_forget (m->tiering, vm);
   vt_vm_stop (vm);
   vt_policies_forget (m->policies, name);
   g_hash_table_remove (m->guests, name);
   g_hash_table_remove (m->vms, name);
-  vt_manager_bus_vm_removed (m->bus, name);
 }
 
 static void
@@ -291,7 +343,9 @@ tiering_new (const VtConfig *config, VtManager *m)
     config->high_watermark_pct, config->migrate_bytes_per_s, config->migrate_cpu_ms_per_s,
     config->promote_min_age, config->demote_min_age, config->cold_max_pct, config->cooldown_s,
   };
-  return vt_tiering_new (&tc, tiering_inputs, m);
+  VtTiering *t = vt_tiering_new (&tc, tiering_inputs, m);
+  vt_tiering_set_planned_func (t, on_planned, m);
+  return t;
 }
 
 VtManager *
@@ -303,6 +357,7 @@ vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir)
   m->vms = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   m->guests = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                      (GDestroyNotify) vt_guest_reader_free);
+  m->at_target = g_hash_table_new (NULL, NULL);
   m->access = vt_access_new (sysfs_root, state_dir, config->source, config->damon_slots,
                              on_snapshot, m);
   log_sources (m->access);
@@ -345,9 +400,16 @@ vt_manager_free (VtManager *m)
   g_clear_pointer (&m->tiering, vt_tiering_free);
   g_clear_pointer (&m->libvirt, vt_libvirt_discovery_free);
   g_clear_pointer (&m->qmp, vt_qmp_discovery_free);
+  /* Their stopping is vtierd's exit, not news. */
+  GHashTableIter it;
+  gpointer vm;
+  g_hash_table_iter_init (&it, m->vms);
+  while (g_hash_table_iter_next (&it, NULL, &vm))
+    vt_vm_set_state_func (vm, NULL, NULL);
   g_hash_table_remove_all (m->vms);
   g_hash_table_unref (m->vms);
   g_hash_table_unref (m->guests);
+  g_hash_table_unref (m->at_target);
   g_clear_pointer (&m->access, vt_access_free);
   g_clear_pointer (&m->bus, vt_manager_bus_free);
   vt_policies_free (m->policies);
@@ -419,6 +481,7 @@ add_tiering (GVariantDict *d, VtTiering *tiering, VtVm *vm)
   g_variant_dict_insert (d, "tiering", "s", st ? vt_tiering_status_name (st->status) : "");
   g_variant_dict_insert (d, "tiering_why", "s", st ? vt_tiering_status_describe (st->status) : "");
   g_variant_dict_insert (d, "move_rate", "t", tiering ? vt_tiering_move_rate (tiering) : 0);
+  g_variant_dict_insert (d, "tiering_rounds", "t", s->rounds);
 }
 
 GVariant *

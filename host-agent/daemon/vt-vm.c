@@ -2,6 +2,7 @@
 
 #include "access/vt-dirty-rate.h"
 #include "common/vt-error.h"
+#include "common/vt-names.h"
 #include "common/vt-sysfs.h"
 
 #define RETRY_SECONDS 30
@@ -14,7 +15,10 @@ struct _VtVm {
   const VtConfig *config;
   GCancellable *cancel;
 
-  char *state, *error;
+  VtVmState state;
+  char *error;
+  VtVmStateFunc state_func;
+  gpointer state_data;
   GPid pid;
   VtProcess process; /* the QEMU it acts on, identified at set-up */
   /* set-up results */
@@ -32,15 +36,37 @@ G_DEFINE_FINAL_TYPE (VtVm, vt_vm, G_TYPE_OBJECT)
 
 static void set_up (VtVm *vm);
 
+static const char *const state_names[] = {
+  [VT_VM_STATE_STARTING] = "starting",
+  [VT_VM_STATE_TRACKING] = "tracking",
+  [VT_VM_STATE_ERROR] = "error",
+  [VT_VM_STATE_STOPPED] = "stopped",
+};
+
+const char *
+vt_vm_state_name (VtVmState state)
+{
+  return VT_NAME_LOOKUP (state_names, state);
+}
+
 static void
-set_state (VtVm *vm, const char *state, const char *error)
+set_state (VtVm *vm, VtVmState state, const char *error)
 {
   if (g_strcmp0 (vm->error, error) != 0 && error)
     g_warning ("VM %s: %s", vm->name, error);
-  g_free (vm->state);
-  vm->state = g_strdup (state);
+  VtVmState old = vm->state;
+  vm->state = state;
   g_free (vm->error);
   vm->error = g_strdup (error);
+  if (old != state && vm->state_func)
+    vm->state_func (vm, old, vm->state_data);
+}
+
+void
+vt_vm_set_state_func (VtVm *vm, VtVmStateFunc func, gpointer user_data)
+{
+  vm->state_func = func;
+  vm->state_data = user_data;
 }
 
 static void
@@ -72,7 +98,7 @@ fail (VtVm *vm, const char *step, const GError *error)
   g_autofree char *msg = g_strdup_printf ("%s: %s (retrying in %d s)", step, error->message,
                                           RETRY_SECONDS);
   tear_down_tracking (vm);
-  set_state (vm, "error", msg);
+  set_state (vm, VT_VM_STATE_ERROR, msg);
   if (!vm->retry_timer && !g_cancellable_is_cancelled (vm->cancel))
     vm->retry_timer = g_timeout_add_seconds (RETRY_SECONDS, on_retry, vm);
 }
@@ -197,7 +223,7 @@ start_tracking (VtVm *vm)
   g_message ("VM %s (pid %d, via %s): %" G_GUINT64_FORMAT " MiB of guest RAM in %u blocks; "
              "heat from %s (%s)", vm->name, vm->pid, vm->via, vm->map->total >> 20,
              vm->map->blocks->len, vt_tracker_source (vm->tracker), vt_tracker_reason (vm->tracker));
-  set_state (vm, "tracking", NULL);
+  set_state (vm, VT_VM_STATE_TRACKING, NULL);
 }
 
 static void
@@ -317,7 +343,7 @@ static void
 set_up (VtVm *vm)
 {
   tear_down_tracking (vm);
-  set_state (vm, "starting", NULL);
+  set_state (vm, VT_VM_STATE_STARTING, NULL);
   vt_qmp_execute_async (vm->qmp, "query-cpus-fast", NULL, vm->cancel, on_cpus, vm);
 }
 
@@ -333,7 +359,7 @@ vt_vm_stop (VtVm *vm)
   g_cancellable_cancel (vm->cancel);
   g_clear_handle_id (&vm->retry_timer, g_source_remove);
   tear_down_tracking (vm);
-  set_state (vm, "stopped", NULL);
+  set_state (vm, VT_VM_STATE_STOPPED, NULL);
 }
 
 void
@@ -368,7 +394,6 @@ vt_vm_finalize (GObject *object)
   g_free (vm->name);
   g_free (vm->uuid);
   g_free (vm->via);
-  g_free (vm->state);
   g_free (vm->error);
   G_OBJECT_CLASS (vt_vm_parent_class)->finalize (object);
 }
@@ -383,12 +408,13 @@ static void
 vt_vm_init (VtVm *vm)
 {
   vm->cancel = g_cancellable_new ();
-  vm->state = g_strdup ("starting");
+  vm->state = VT_VM_STATE_STARTING;
 }
 
 const char *vt_vm_get_name (VtVm *vm) { return vm->name; }
+const char *vt_vm_get_uuid (VtVm *vm) { return vm->uuid; }
 const char *vt_vm_get_via (VtVm *vm) { return vm->via; }
-const char *vt_vm_get_state (VtVm *vm) { return vm->state; }
+VtVmState vt_vm_get_state (VtVm *vm) { return vm->state; }
 const char *vt_vm_get_error (VtVm *vm) { return vm->error; }
 GPid vt_vm_get_pid (VtVm *vm) { return vm->pid; }
 const VtProcess *vt_vm_get_process (VtVm *vm) { return &vm->process; }
@@ -425,7 +451,7 @@ vt_vm_to_variant (VtVm *vm)
   g_variant_dict_insert (&d, "uuid", "s", vm->uuid);
   g_variant_dict_insert (&d, "pid", "u", (guint32) vm->pid);
   g_variant_dict_insert (&d, "via", "s", vm->via);
-  g_variant_dict_insert (&d, "state", "s", vm->state);
+  g_variant_dict_insert (&d, "state", "s", vt_vm_state_name (vm->state));
   g_variant_dict_insert (&d, "error", "s", vm->error ? vm->error : "");
   g_variant_dict_insert (&d, "source", "s", vm->tracker ? vt_tracker_source (vm->tracker) : "");
   g_variant_dict_insert (&d, "source_reason", "s",

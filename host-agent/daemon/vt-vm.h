@@ -15,6 +15,16 @@
 
 G_BEGIN_DECLS
 
+/* Where a VM's set-up is (ListVMs' "state"). */
+typedef enum {
+  VT_VM_STATE_STARTING, /* its set-up is under way */
+  VT_VM_STATE_TRACKING, /* set up: its heat is tracked */
+  VT_VM_STATE_ERROR,    /* its set-up failed (vt_vm_get_error says why); retried later */
+  VT_VM_STATE_STOPPED,  /* gone, or vtierd exits */
+} VtVmState;
+
+const char *vt_vm_state_name (VtVmState state); /* "starting", "tracking", ... */
+
 #define VT_TYPE_VM (vt_vm_get_type ())
 G_DECLARE_FINAL_TYPE (VtVm, vt_vm, VT, VM, GObject)
 
@@ -23,12 +33,18 @@ VtVm *vt_vm_new (const char *name, const char *uuid, const char *via, VtQmp *qmp
                  VtAccess *access, const VtConfig *config);
 /* Begins the set-up; state goes "starting" -> "tracking" or "error". */
 void vt_vm_start (VtVm *vm);
+
+/* Called on every change of its state, after it (the new state and error
+ * are the VM's own by then); NULL: none. The registry hears of them so. */
+typedef void (*VtVmStateFunc) (VtVm *vm, VtVmState old_state, gpointer user_data);
+void vt_vm_set_state_func (VtVm *vm, VtVmStateFunc func, gpointer user_data);
 /* Stops tracking for good (the VM is gone or vtierd exits). */
 void vt_vm_stop (VtVm *vm);
 
 const char *vt_vm_get_name (VtVm *vm);
+const char *vt_vm_get_uuid (VtVm *vm); /* "" when unknown */
 const char *vt_vm_get_via (VtVm *vm);
-const char *vt_vm_get_state (VtVm *vm);
+VtVmState vt_vm_get_state (VtVm *vm);
 const char *vt_vm_get_error (VtVm *vm);
 GPid vt_vm_get_pid (VtVm *vm);
 const VtProcess *vt_vm_get_process (VtVm *vm); /* pid and start time */

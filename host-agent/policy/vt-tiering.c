@@ -84,6 +84,8 @@ struct _VtTiering {
   VtTieringConfig config;
   VtTieringInputsFunc inputs;
   gpointer user_data;
+  VtTieringRoundFunc planned; /* or NULL */
+  gpointer planned_data;
   GHashTable *vms; /* key -> VmState */
   guint timer;
   gboolean demoting;
@@ -1171,6 +1173,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     gboolean wants_down = v->measured && v->current > v->target + dead_band (v->target) &&
                           (t->demoting || v->in->mode == VT_TIER_MODE_SLOW_ONLY);
     v->st->status = status_of (t, v, wants_up, wants_down, room);
+    v->st->rounds++;
     v->st->hot_slow_young = v->up.young;
     v->st->hot_slow_cooling = v->up.cooling;
     v->st->warm_slow = v->warm_slow;
@@ -1216,6 +1219,8 @@ on_round (gpointer data)
     return G_SOURCE_CONTINUE;
 
   round_plan (t, tiers, inputs);
+  if (t->planned)
+    t->planned (t->planned_data);
   t->next_job = 0;
   t->round_start_us = g_get_monotonic_time ();
   t->round_moved = t->round_cpu_us = 0;
@@ -1238,6 +1243,13 @@ vt_tiering_new (const VtTieringConfig *config, VtTieringInputsFunc inputs, gpoin
   t->cpu_tokens_us = config->interval_ms * (double) config->cpu_ms_per_s;
   t->timer = g_timeout_add (MAX (config->interval_ms, 100), on_round, t);
   return t;
+}
+
+void
+vt_tiering_set_planned_func (VtTiering *t, VtTieringRoundFunc func, gpointer user_data)
+{
+  t->planned = func;
+  t->planned_data = user_data;
 }
 
 void

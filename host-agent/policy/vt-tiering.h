@@ -123,6 +123,9 @@ typedef struct {
    * reason of the most of them. */
   guint64 unmovable;
   VtUnmovableReason unmovable_reason;
+  /* Rounds that planned for it: a client that changed its policy knows
+   * from the next one on that its target and status follow the change. */
+  guint64 rounds;
 } VtTieringStats;
 
 /* The measured migration speed: bytes moved per CPU-second of the moving
@@ -135,6 +138,11 @@ typedef void (*VtTieringInputsFunc) (GArray *inputs, gpointer user_data);
 VtTiering *vt_tiering_new (const VtTieringConfig *config, VtTieringInputsFunc inputs,
                            gpointer user_data);
 void vt_tiering_free (VtTiering *tiering);
+/* Called after each round's plan, before its moves: every VM's stats (its
+ * status above all) are this round's from then on. */
+typedef void (*VtTieringRoundFunc) (gpointer user_data);
+void vt_tiering_set_planned_func (VtTiering *tiering, VtTieringRoundFunc func,
+                                  gpointer user_data);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtTiering, vt_tiering_free)
 
 /* NULL until the VM has been through a round. */

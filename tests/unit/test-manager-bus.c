@@ -3,7 +3,10 @@
  * QMP directory; a fake /proc offering soft-dirty), exported on one end of
  * a peer-to-peer connection and called through the generated proxy on the
  * other. VMs come in the way discovery brings them, with a monitor that
- * never answers, so they stay "starting": never tracked. The metrics layer
+ * never answers, so they stay "starting": never tracked (or one that fails
+ * every command, so they go to "error"). Tiering rounds' verdicts come in
+ * as the engine gives them, through vt_manager_note_tiering. Every signal
+ * the client receives is recorded. The metrics layer
  * (daemon/vt-manager-metrics.c) serves the same registry over real HTTP. */
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -22,13 +25,14 @@
 
 #define GiB (G_GUINT64_CONSTANT (1) << 30)
 
-/* ---- a QEMU monitor that never answers ---- */
+/* ---- a QEMU monitor that never answers (or fails at once) ---- */
 
 #define FAKE_TYPE_QMP (fake_qmp_get_type ())
 G_DECLARE_FINAL_TYPE (FakeQmp, fake_qmp, FAKE, QMP, VtQmp)
 
 struct _FakeQmp {
   VtQmp parent;
+  gboolean fails; /* every command fails, from the main loop */
 };
 
 G_DEFINE_FINAL_TYPE (FakeQmp, fake_qmp, VT_TYPE_QMP)
@@ -37,16 +41,17 @@ static void
 fake_execute_async (VtQmp *self, const char *command, JsonObject *arguments,
                     GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
 {
-  (void) self, (void) command, (void) arguments, (void) cancellable, (void) callback,
-    (void) user_data;
+  (void) command, (void) arguments, (void) cancellable;
+  if (FAKE_QMP (self)->fails)
+    g_task_report_new_error (self, callback, user_data, NULL, VT_ERROR,
+                             VT_ERROR_GONE, "the monitor is closed");
 }
 
 static JsonNode *
 fake_execute_finish (VtQmp *self, GAsyncResult *result, GError **error)
 {
-  (void) self, (void) result, (void) error;
-  g_assert_not_reached ();
-  return NULL;
+  g_assert_true (FAKE_QMP (self)->fails);
+  return g_task_propagate_pointer (G_TASK (result), error);
 }
 
 static void
@@ -94,7 +99,10 @@ typedef struct {
   VtManager *manager;
   GDBusConnection *server, *client;
   VtDBusManager1 *proxy;
-  GPtrArray *signals; /* "VMAdded NAME", "VMRemoved NAME" */
+  /* Every signal the client got: "SIGNAL NAME [ARG...]" (its string
+   * arguments), and its details (a{sv}), in order. */
+  GPtrArray *signals, *details;
+  guint waited; /* signals the waits have gone past */
 } Fixture;
 
 static void
@@ -138,17 +146,23 @@ on_reply (GObject *src, GAsyncResult *res, gpointer data)
 }
 
 static void
-on_vm_added (VtDBusManager1 *proxy, const char *name, gpointer data)
+on_signal (GDBusProxy *proxy, const char *sender, const char *signal, GVariant *parameters,
+           gpointer data)
 {
-  (void) proxy;
-  g_ptr_array_add (((Fixture *) data)->signals, g_strdup_printf ("VMAdded %s", name));
-}
-
-static void
-on_vm_removed (VtDBusManager1 *proxy, const char *name, gpointer data)
-{
-  (void) proxy;
-  g_ptr_array_add (((Fixture *) data)->signals, g_strdup_printf ("VMRemoved %s", name));
+  (void) proxy, (void) sender;
+  Fixture *f = data;
+  g_autoptr (GString) line = g_string_new (signal);
+  GVariant *details = NULL;
+  for (gsize i = 0; i < g_variant_n_children (parameters); i++) {
+    g_autoptr (GVariant) arg = g_variant_get_child_value (parameters, i);
+    if (g_variant_is_of_type (arg, G_VARIANT_TYPE_STRING))
+      g_string_append_printf (line, " %s", g_variant_get_string (arg, NULL));
+    else if (g_variant_is_of_type (arg, G_VARIANT_TYPE_VARDICT))
+      details = g_variant_ref (arg);
+  }
+  g_assert_nonnull (details); /* every signal has its details */
+  g_ptr_array_add (f->signals, g_string_free (g_steal_pointer (&line), FALSE));
+  g_ptr_array_add (f->details, details);
 }
 
 static void
@@ -192,8 +206,8 @@ fixture_setup (Fixture *f, gconstpointer data)
   f->proxy = vt_dbus_manager1_proxy_new_finish (res, &error);
   g_assert_no_error (error);
   f->signals = g_ptr_array_new_with_free_func (g_free);
-  g_signal_connect (f->proxy, "vmadded", G_CALLBACK (on_vm_added), f);
-  g_signal_connect (f->proxy, "vmremoved", G_CALLBACK (on_vm_removed), f);
+  f->details = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
+  g_signal_connect (f->proxy, "g-signal", G_CALLBACK (on_signal), f);
 }
 
 static void
@@ -207,6 +221,7 @@ fixture_teardown (Fixture *f, gconstpointer data)
   g_clear_object (&f->client);
   g_clear_object (&f->server);
   g_ptr_array_unref (f->signals);
+  g_ptr_array_unref (f->details);
   vt_sysfs_set_root (NULL);
   if (!f->had_guest_dir) { /* leave the host as it was (only empty dirs go) */
     g_rmdir (VT_GUEST_CHANNEL_DIR);
@@ -219,25 +234,37 @@ fixture_teardown (Fixture *f, gconstpointer data)
   g_free (f->policy_file);
 }
 
-/* Until the client has seen `signal` (the last one it got). */
+/* Until the client has seen `signal`, after the one the last wait saw. */
 static void
 wait_for_signal (Fixture *f, const char *signal)
 {
   guint guard = deadline (signal);
-  while (!f->signals->len ||
-         !g_str_equal (g_ptr_array_index (f->signals, f->signals->len - 1), signal))
-    g_main_context_iteration (NULL, TRUE);
+  for (;; g_main_context_iteration (NULL, TRUE)) {
+    while (f->waited < f->signals->len &&
+           !g_str_equal (g_ptr_array_index (f->signals, f->waited), signal))
+      f->waited++;
+    if (f->waited < f->signals->len)
+      break;
+  }
+  f->waited++;
   g_source_remove (guard);
 }
 
 /* A VM as discovery brings one; returns once the client saw VMAdded. */
 static void
-add_vm (Fixture *f, const char *name)
+add_vm_with (Fixture *f, const char *name, gboolean monitor_fails)
 {
   g_autoptr (VtQmp) qmp = g_object_new (FAKE_TYPE_QMP, NULL);
+  FAKE_QMP (qmp)->fails = monitor_fails;
   vt_manager_add_vm (f->manager, name, "4e1f5a3c-0000-4000-8000-00000000000a", "qmp", qmp);
   g_autofree char *added = g_strdup_printf ("VMAdded %s", name);
   wait_for_signal (f, added);
+}
+
+static void
+add_vm (Fixture *f, const char *name)
+{
+  add_vm_with (f, name, FALSE);
 }
 
 /* ---- calls ---- */
@@ -339,7 +366,7 @@ static const struct {
   { "exchanged_bytes", "t" }, { "moving_up_bytes", "t" }, { "moving_down_bytes", "t" },
   { "unmovable_bytes", "t" }, { "unmovable_reason", "s" },
   { "tiering", "s" }, { "tiering_why", "s" },
-  { "move_rate", "t" },
+  { "move_rate", "t" }, { "tiering_rounds", "t" },
 };
 
 static void
@@ -517,6 +544,127 @@ test_vm_removed (Fixture *f, gconstpointer data)
               "org.vtier.Error.NoSuchVM", "no VM named 'web'");
 }
 
+/* ---- signals ---- */
+
+/* Signal `i`'s details have `key`, a string of that value. */
+static void
+assert_detail (Fixture *f, guint i, const char *key, const char *value)
+{
+  const char *got;
+  g_assert_true (g_variant_lookup (g_ptr_array_index (f->details, i), key, "&s", &got));
+  g_assert_cmpstr (got, ==, value);
+}
+
+static guint64
+detail_u64 (Fixture *f, guint i, const char *key)
+{
+  guint64 got;
+  g_assert_true (g_variant_lookup (g_ptr_array_index (f->details, i), key, "t", &got));
+  return got;
+}
+
+/* The signals received so far, after a round trip: a signal sent before a
+ * reply comes before it on the connection. */
+static guint
+n_signals (Fixture *f)
+{
+  g_autoptr (GVariant) sync = list_vms (f);
+  return f->signals->len;
+}
+
+static void
+test_signal_added_removed (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  add_vm (f, "web");
+  g_assert_cmpuint (f->signals->len, ==, 1);
+  assert_detail (f, 0, "uuid", "4e1f5a3c-0000-4000-8000-00000000000a");
+  assert_detail (f, 0, "via", "qmp");
+  assert_detail (f, 0, "state", "starting");
+
+  vt_manager_remove_vm (f->manager, "web", "qmp");
+  wait_for_signal (f, "VMRemoved web");
+  assert_detail (f, 1, "via", "qmp");
+  assert_detail (f, 1, "state", "starting"); /* its last state: stopping is its removal */
+  g_assert_cmpuint (n_signals (f), ==, 2);
+}
+
+/* A VM whose set-up fails goes from starting to error, with the reason. */
+static void
+test_signal_state_changed (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  /* Once messages are expected, every other one fails the test. */
+  g_test_expect_message ("vtier", G_LOG_LEVEL_MESSAGE, "VM web found through qmp");
+  g_test_expect_message ("vtier", G_LOG_LEVEL_WARNING, "VM web: query-cpus-fast: *");
+  add_vm_with (f, "web", TRUE);
+  wait_for_signal (f, "VMStateChanged web starting error");
+  g_test_assert_expected_messages ();
+  g_assert_cmpstr (g_ptr_array_index (f->signals, 0), ==, "VMAdded web");
+  assert_detail (f, 1, "via", "qmp");
+  assert_detail (f, 1, "error", "query-cpus-fast: the monitor is closed (retrying in 30 s)");
+  g_assert_cmpuint (n_signals (f), ==, 2);
+
+  /* Its removal is not a state change. */
+  vt_manager_remove_vm (f->manager, "web", "qmp");
+  wait_for_signal (f, "VMRemoved web");
+  assert_detail (f, 2, "state", "error");
+  g_assert_cmpuint (n_signals (f), ==, 3);
+}
+
+/* A tiering round's verdict on VM `name`. */
+static void
+round_says (Fixture *f, const char *name, VtTieringStatus status, guint64 top)
+{
+  VtTieringStats stats = { .target = 2 * GiB, .top_bytes = top, .status = status };
+  vt_manager_note_tiering (f->manager, vt_manager_lookup_vm (f->manager, name), &stats);
+}
+
+/* Reached and left once per transition, however many rounds say the same;
+ * a first round away from the target is no news. */
+static void
+test_signal_target (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  add_vm (f, "web");
+  round_says (f, "web", VT_TIERING_STATUS_MOVING, 1 * GiB);
+  g_assert_cmpuint (n_signals (f), ==, 1);
+
+  round_says (f, "web", VT_TIERING_STATUS_AT_TARGET, 2 * GiB);
+  round_says (f, "web", VT_TIERING_STATUS_AT_TARGET, 2 * GiB);
+  round_says (f, "web", VT_TIERING_STATUS_AT_TARGET, 2 * GiB - 1);
+  g_assert_cmpuint (n_signals (f), ==, 2);
+  g_assert_cmpstr (g_ptr_array_index (f->signals, 1), ==, "VMTargetReached web");
+  assert_detail (f, 1, "via", "qmp");
+  g_assert_cmpuint (detail_u64 (f, 1, "target_bytes"), ==, 2 * GiB);
+  g_assert_cmpuint (detail_u64 (f, 1, "top_bytes"), ==, 2 * GiB);
+
+  round_says (f, "web", VT_TIERING_STATUS_NO_ROOM, 1 * GiB);
+  round_says (f, "web", VT_TIERING_STATUS_MOVING, 1 * GiB);
+  g_assert_cmpuint (n_signals (f), ==, 3);
+  g_assert_cmpstr (g_ptr_array_index (f->signals, 2), ==, "VMTargetLeft web no-room");
+  assert_detail (f, 2, "tiering_why", vt_tiering_status_describe (VT_TIERING_STATUS_NO_ROOM));
+  g_assert_cmpuint (detail_u64 (f, 2, "top_bytes"), ==, 1 * GiB);
+
+  round_says (f, "web", VT_TIERING_STATUS_AT_TARGET, 2 * GiB);
+  g_assert_cmpuint (n_signals (f), ==, 4);
+  g_assert_cmpstr (g_ptr_array_index (f->signals, 3), ==, "VMTargetReached web");
+
+  /* Each VM its own; a VM found at its target on its first round is news. */
+  add_vm (f, "db");
+  round_says (f, "db", VT_TIERING_STATUS_AT_TARGET, 2 * GiB);
+  round_says (f, "web", VT_TIERING_STATUS_AT_TARGET, 2 * GiB);
+  g_assert_cmpuint (n_signals (f), ==, 6);
+  g_assert_cmpstr (g_ptr_array_index (f->signals, 5), ==, "VMTargetReached db");
+
+  /* A VM of the same name again starts afresh. */
+  vt_manager_remove_vm (f->manager, "web", "qmp");
+  add_vm (f, "web");
+  round_says (f, "web", VT_TIERING_STATUS_AT_TARGET, 2 * GiB);
+  g_assert_cmpuint (n_signals (f), ==, 9);
+  g_assert_cmpstr (g_ptr_array_index (f->signals, 8), ==, "VMTargetReached web");
+}
+
 /* ---- the metrics endpoint ---- */
 
 static void
@@ -606,6 +754,9 @@ main (int argc, char **argv)
   ADD ("/manager-bus/guest-view/not-reported", test_guest_view_not_reported);
   ADD ("/manager-bus/hook/without-libvirt", test_hook_without_libvirt);
   ADD ("/manager-bus/vm-removed", test_vm_removed);
+  ADD ("/manager-bus/signal/added-removed", test_signal_added_removed);
+  ADD ("/manager-bus/signal/state-changed", test_signal_state_changed);
+  ADD ("/manager-bus/signal/target", test_signal_target);
   ADD ("/manager-bus/metrics/endpoint", test_metrics_endpoint);
   return g_test_run ();
 }
