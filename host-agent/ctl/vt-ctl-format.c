@@ -829,3 +829,229 @@ vt_ctl_format_show_json (GVariant *vm, const char *report, double age_s, GError 
   json_builder_end_object (builder);
   return json_text (builder);
 }
+
+/* ---- vtierctl monitor ---- */
+
+/* The names of each signal's arguments before its details. */
+static const struct {
+  const char *signal;
+  const char *args[3];
+} event_args[] = {
+  { "VMAdded", { "name" } },
+  { "VMRemoved", { "name" } },
+  { "VMStateChanged", { "name", "old_state", "new_state" } },
+  { "VMTargetReached", { "name" } },
+  { "VMTargetLeft", { "name", "tiering" } },
+};
+
+static const char *
+event_arg_name (const char *signal, gsize i)
+{
+  for (gsize k = 0; k < G_N_ELEMENTS (event_args); k++)
+    if (strcmp (event_args[k].signal, signal) == 0)
+      return i < G_N_ELEMENTS (event_args[k].args) ? event_args[k].args[i] : NULL;
+  return NULL;
+}
+
+static char *
+event_time (GDateTime *when)
+{
+  return g_date_time_format (when, "%Y-%m-%dT%H:%M:%S%:z");
+}
+
+/* The string argument `i`, or "?". */
+static const char *
+event_str (GVariant *parameters, gsize i)
+{
+  if (i >= g_variant_n_children (parameters))
+    return "?";
+  g_autoptr (GVariant) v = g_variant_get_child_value (parameters, i);
+  return g_variant_is_of_type (v, G_VARIANT_TYPE_STRING) ? g_variant_get_string (v, NULL) : "?";
+}
+
+/* The signal's details: its last argument when a{sv}, else empty. */
+static GVariant *
+event_details (GVariant *parameters)
+{
+  gsize n = g_variant_n_children (parameters);
+  g_autoptr (GVariant) last = n ? g_variant_get_child_value (parameters, n - 1) : NULL;
+  if (last && g_variant_is_of_type (last, G_VARIANT_TYPE_VARDICT))
+    return g_steal_pointer (&last);
+  return g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
+}
+
+/* "1.0 GiB on the top tier, target 2.0 GiB" */
+static char *
+event_bytes (GVariant *details)
+{
+  g_autofree char *top = vt_ctl_format_size (lookup_u64 (details, "top_bytes"));
+  g_autofree char *target = vt_ctl_format_size (lookup_u64 (details, "target_bytes"));
+  return g_strdup_printf ("%s on the top tier, target %s", top, target);
+}
+
+/* What happened, after "NAME: ". */
+static char *
+event_what (const char *signal, GVariant *parameters, GVariant *details)
+{
+  if (strcmp (signal, "VMAdded") == 0)
+    return g_strdup_printf ("added (via %s, uuid %s, %s)", lookup_str (details, "via", "-"),
+                            lookup_str (details, "uuid", "-"), lookup_str (details, "state", "-"));
+  if (strcmp (signal, "VMRemoved") == 0)
+    return g_strdup_printf ("removed (via %s, was %s)", lookup_str (details, "via", "-"),
+                            lookup_str (details, "state", "-"));
+  if (strcmp (signal, "VMStateChanged") == 0) {
+    const char *error = lookup_str (details, "error", NULL);
+    return g_strdup_printf ("state %s -> %s%s%s", event_str (parameters, 1),
+                            event_str (parameters, 2), error ? ": " : "", error ? error : "");
+  }
+  g_autofree char *bytes = event_bytes (details);
+  if (strcmp (signal, "VMTargetReached") == 0)
+    return g_strdup_printf ("reached its target: %s", bytes);
+  if (strcmp (signal, "VMTargetLeft") == 0)
+    return g_strdup_printf ("left its target: %s (%s): %s", event_str (parameters, 1),
+                            lookup_str (details, "tiering_why", "-"), bytes);
+  g_autofree char *args = g_variant_print (parameters, FALSE);
+  return g_strdup_printf ("%s %s", signal, args);
+}
+
+char *
+vt_ctl_format_event_text (const char *signal, GVariant *parameters, GDateTime *when)
+{
+  g_autofree char *time = event_time (when);
+  g_autoptr (GVariant) details = event_details (parameters);
+  g_autofree char *what = event_what (signal, parameters, details);
+  return g_strdup_printf ("%s %s: %s\n", time, event_str (parameters, 0), what);
+}
+
+char *
+vt_ctl_format_event_json (const char *signal, GVariant *parameters, GDateTime *when)
+{
+  g_autofree char *time = event_time (when);
+  g_autoptr (JsonBuilder) builder = json_builder_new ();
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "time");
+  json_builder_add_string_value (builder, time);
+  json_builder_set_member_name (builder, "event");
+  json_builder_add_string_value (builder, signal);
+  gsize n = g_variant_n_children (parameters);
+  for (gsize i = 0; i < n; i++) {
+    g_autoptr (GVariant) arg = g_variant_get_child_value (parameters, i);
+    const char *name = event_arg_name (signal, i);
+    g_autofree char *fallback = g_strdup_printf ("arg%" G_GSIZE_FORMAT, i);
+    if (g_variant_is_of_type (arg, G_VARIANT_TYPE_VARDICT)) {
+      json_builder_set_member_name (builder, "details");
+      json_builder_begin_object (builder);
+      json_add_dict_members (builder, arg);
+      json_builder_end_object (builder);
+    } else {
+      json_builder_set_member_name (builder, name ? name : fallback);
+      json_builder_add_value (builder, json_gvariant_serialize (arg));
+    }
+  }
+  json_builder_end_object (builder);
+  g_autoptr (JsonNode) root = json_builder_get_root (builder);
+  g_autofree char *text = json_to_string (root, FALSE);
+  return g_strconcat (text, "\n", NULL);
+}
+
+/* ---- vtierctl set --wait ---- */
+
+gboolean
+vt_ctl_progress_reached (const VtCtlProgress *p)
+{
+  guint64 off = p->top > p->target ? p->top - p->target : p->target - p->top;
+  return off <= p->target / 32;
+}
+
+char *
+vt_ctl_format_eta (double seconds)
+{
+  if (seconds < 0 || !isfinite (seconds))
+    return g_strdup ("-");
+  guint64 s = (guint64) llround (seconds);
+  if (s < 60)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " s", s);
+  if (s < 3600)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " min %02" G_GUINT64_FORMAT " s", s / 60, s % 60);
+  return g_strdup_printf ("%" G_GUINT64_FORMAT " h %02" G_GUINT64_FORMAT " min", s / 3600,
+                          s / 60 % 60);
+}
+
+/* Bytes to move from where the wait began to the target now, and those
+ * moved toward it (never more than those, never back). */
+static void
+progress_bytes (const VtCtlProgress *p, guint64 *to_move, guint64 *moved)
+{
+  gboolean up = p->target >= p->start_top;
+  *to_move = up ? p->target - p->start_top : p->start_top - p->target;
+  guint64 gone = up ? (p->top > p->start_top ? p->top - p->start_top : 0)
+                    : (p->top < p->start_top ? p->start_top - p->top : 0);
+  *moved = MIN (gone, *to_move);
+}
+
+typedef struct {
+  guint percent;
+  char *moved, *to_move, *rate, *eta;
+} ProgressText;
+
+static void
+progress_text_clear (ProgressText *t)
+{
+  g_free (t->moved);
+  g_free (t->to_move);
+  g_free (t->rate);
+  g_free (t->eta);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (ProgressText, progress_text_clear)
+
+static void
+progress_text (const VtCtlProgress *p, ProgressText *t)
+{
+  guint64 to_move, moved;
+  progress_bytes (p, &to_move, &moved);
+  double rate = p->elapsed_s > 0 ? moved / p->elapsed_s : 0;
+  t->percent = to_move ? (guint) (moved * 100 / to_move) : 100;
+  t->moved = vt_ctl_format_size (moved);
+  t->to_move = vt_ctl_format_size (to_move);
+  g_autofree char *per_s = vt_ctl_format_size ((guint64) rate);
+  t->rate = g_strdup_printf ("%s/s", per_s);
+  t->eta = vt_ctl_format_eta (rate > 0 ? (to_move - moved) / rate : -1);
+}
+
+/* " (16.0 MiB in flight)" while a move of the VM is in the kernel. */
+static char *
+in_flight_text (const VtCtlProgress *p)
+{
+  if (!p->moving)
+    return g_strdup ("");
+  g_autofree char *size = vt_ctl_format_size (p->moving);
+  return g_strdup_printf (" (%s in flight)", size);
+}
+
+char *
+vt_ctl_format_progress_bar (const VtCtlProgress *p, guint width)
+{
+  g_auto (ProgressText) t = { 0 };
+  progress_text (p, &t);
+  guint filled = width * t.percent / 100;
+  g_autofree char *bar = g_malloc (width + 1);
+  memset (bar, '#', filled);
+  memset (bar + filled, '.', width - filled);
+  bar[width] = '\0';
+  g_autofree char *flight = in_flight_text (p);
+  return g_strdup_printf ("%s [%s] %3u%%  %s of %s  %s  ETA %s%s", p->name, bar, t.percent,
+                          t.moved, t.to_move, t.rate, t.eta, flight);
+}
+
+char *
+vt_ctl_format_progress_line (const VtCtlProgress *p)
+{
+  g_auto (ProgressText) t = { 0 };
+  progress_text (p, &t);
+  g_autofree char *top = vt_ctl_format_size (p->top);
+  g_autofree char *target = vt_ctl_format_size (p->target);
+  g_autofree char *flight = in_flight_text (p);
+  return g_strdup_printf ("%s: %s of %s moved (%u%%), top tier %s%s, target %s, %s, ETA %s\n",
+                          p->name, t.moved, t.to_move, t.percent, top, flight, target, t.rate,
+                          t.eta);
+}

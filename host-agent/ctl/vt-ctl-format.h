@@ -70,3 +70,40 @@ char *vt_ctl_format_guest_view_text (const char *report, double age_s, GError **
  * "age_s": d | null}. vm and report may be NULL (unknown VM, no report);
  * a bad report fails as above. */
 char *vt_ctl_format_show_json (GVariant *vm, const char *report, double age_s, GError **error);
+
+/* ---- vtierctl monitor ---- */
+
+/* One line for a signal of org.vtier.Manager1 (its name and parameters)
+ * received at `when`: "2025-01-02T03:04:05+00:00 web: state starting ->
+ * error: why". A signal this vtierctl does not know is printed with its
+ * arguments as they are. */
+char *vt_ctl_format_event_text (const char *signal, GVariant *parameters, GDateTime *when);
+/* The same as one line of JSON: {"time": ISO 8601, "event": the signal's
+ * name, "name": the VM, its other string arguments by their names
+ * ("old_state", "new_state", "tiering"), "details": {...}}. */
+char *vt_ctl_format_event_json (const char *signal, GVariant *parameters, GDateTime *when);
+
+/* ---- vtierctl set --wait ---- */
+
+/* A VM on its way to its top-tier target, as ListVMs says it. */
+typedef struct {
+  const char *name;
+  guint64 start_top; /* its top-tier bytes when the wait began */
+  guint64 top, target; /* top_bytes and target_bytes now */
+  guint64 moving;    /* moving_up_bytes or moving_down_bytes: in the kernel now */
+  double elapsed_s;  /* since the wait began */
+} VtCtlProgress;
+
+/* Whether its top-tier bytes are at its target, within vtierd's own dead
+ * band (target/32, policy/vt-tiering.c): closer than that it moves nothing. */
+gboolean vt_ctl_progress_reached (const VtCtlProgress *progress);
+/* "8 s", "3 min 05 s", "1 h 02 min"; "-" when unknown (negative). */
+char *vt_ctl_format_eta (double seconds);
+/* For a terminal, without a newline (rewritten after \r): "web
+ * [######......]  50%  512.0 MiB of 1.0 GiB  64.0 MiB/s  ETA 8 s", with
+ * `width` cells of bar: bytes moved toward the target of those to move
+ * since the wait began, the mean rate, and the time left at that rate. */
+char *vt_ctl_format_progress_bar (const VtCtlProgress *progress, guint width);
+/* The same as a line of text for a log: "web: 512.0 MiB of 1.0 GiB moved
+ * (50%), top tier 1.5 GiB, target 2.0 GiB, 64.0 MiB/s, ETA 8 s". */
+char *vt_ctl_format_progress_line (const VtCtlProgress *progress);

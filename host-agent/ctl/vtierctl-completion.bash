@@ -23,10 +23,10 @@ _vtierctl() {
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
     COMPREPLY=()
 
-    local commands='list heat heatmap show set xml help'
+    local commands='list heat heatmap show set monitor xml help'
     # Options that take a value (the next word, or after '=').
     local with_value='-o --output -i --input --width --height --weight --min --max --mode
-                      --fast --slow --fast-nodes --slow-nodes'
+                      --timeout --fast --slow --fast-nodes --slow-nodes'
 
     # --opt=value: bash splits it at '=' (COMP_WORDBREAKS).
     if [[ $cur == = ]]; then
@@ -77,16 +77,17 @@ _vtierctl() {
         --max)
             mapfile -t COMPREPLY < <(compgen -W 'none' -- "$cur")
             return 0 ;;
-        --width | --height | --weight | --min | --fast | --slow | --fast-nodes | --slow-nodes)
+        --width | --height | --weight | --min | --timeout | --fast | --slow | --fast-nodes | \
+            --slow-nodes)
             return 0 ;;
     esac
 
     local options takes_vm=0
     case $cmd in
-        list) options='--json' ;;
+        list | monitor) options='--json' ;;
         heat | show) options='--json' takes_vm=1 ;;
         heatmap) options='--json -o --output --width --height' takes_vm=1 ;;
-        set) options='--json --weight --min --max --mode' takes_vm=1 ;;
+        set) options='--json --weight --min --max --mode --wait --timeout' takes_vm=1 ;;
         xml) options='-i --input -o --output --fast --slow --fast-nodes --slow-nodes' ;;
         *) return 0 ;;
     esac

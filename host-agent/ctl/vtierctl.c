@@ -2,9 +2,13 @@
  * system bus (or VTIER_BUS_ADDRESS), prints with vt-ctl-format, draws with
  * vt-heatmap; `xml` rewrites a domain XML with vt-domain-xml, without
  * vtierd. Exit status: 0 done, 1 failed, 2 bad usage. */
+#include <glib-unix.h>
+#include <json-glib/json-glib.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/vt-error.h"
 #include "common/vt-size.h"
@@ -29,11 +33,13 @@ enum {
   EXIT_NOT_AUTHORIZED = 5, /* vtierd refused the caller (changes are root's) */
   EXIT_INVALID = 6,      /* vtierd refused a value */
   EXIT_BUSY = 7,         /* the VM is not ready for that yet (not tracked, no report) */
+  EXIT_TIMEOUT = 8,      /* set --wait: the VM did not reach its target in --timeout */
 };
 #define EXIT_CODES_HELP                                                          \
-  "Exit codes: 0 done; 1 failed; 2 bad command line; 3 vtierd not running;\n"   \
-  "4 no such VM; 5 not authorized; 6 invalid value; 7 not ready yet (the VM\n"  \
-  "is not tracked, or its guest has not reported)."
+  "Exit codes: 0 done; 1 failed; 2 bad command line; 3 vtierd not running\n"    \
+  "(or gone: monitor, set --wait); 4 no such VM; 5 not authorized; 6 invalid\n" \
+  "value; 7 not ready yet (the VM is not tracked, or its guest has not\n"       \
+  "reported); 8 timed out (set --wait --timeout)."
 
 static gboolean opt_json;
 static gboolean opt_version;
@@ -62,12 +68,18 @@ static const GOptionEntry list_entries[] = {
 
 static int opt_weight = -1;
 static char *opt_min, *opt_max, *opt_mode;
+static gboolean opt_wait;
+static int opt_timeout = -1;
 
 static const GOptionEntry set_entries[] = {
   { "weight", 0, 0, G_OPTION_ARG_INT, &opt_weight, "Share of the contended top tier (1-10000)", "N" },
   { "min", 0, 0, G_OPTION_ARG_STRING, &opt_min, "Top-tier bytes guaranteed (e.g. 512M, 2G)", "SIZE" },
   { "max", 0, 0, G_OPTION_ARG_STRING, &opt_max, "Top-tier cap (a size, or none)", "SIZE" },
   { "mode", 0, 0, G_OPTION_ARG_STRING, &opt_mode, "auto, fast-only, slow-only or off", "MODE" },
+  { "wait", 0, 0, G_OPTION_ARG_NONE, &opt_wait,
+    "Then follow the VM until its top-tier bytes reach its target (within 1/32 of it)", NULL },
+  { "timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout,
+    "With --wait: give up after this many seconds (exit 8); default: never", "SECONDS" },
   { NULL },
 };
 
@@ -331,6 +343,200 @@ policy_from_options (char **why)
   return g_variant_dict_end (&d);
 }
 
+/* ---- set --wait: the VM followed to its target ---- */
+
+#define WAIT_POLL_S 1
+#define WAIT_LOG_EVERY_US (5 * G_USEC_PER_SEC) /* progress lines, when not on a terminal */
+#define WAIT_BAR_WIDTH 24
+
+typedef struct {
+  VtDBusManager1 *manager;
+  const char *name;
+  GMainLoop *loop;
+  GCancellable *cancel;
+  int status;
+  gboolean started;    /* the first row seen: where the wait began */
+  guint64 start_top;
+  /* tiering_rounds then: a later round planned with the new policy (the
+   * target shown until then is the old one) */
+  guint64 start_rounds;
+  gint64 start_us, logged_us;
+  gboolean tty, drawn; /* a bar on the terminal's last line */
+  VtCtlProgress progress;
+  guint poll_timer, timeout_timer;
+} Wait;
+
+static void wait_poll (Wait *w);
+
+static void
+wait_end (Wait *w, int status)
+{
+  w->status = status;
+  g_main_loop_quit (w->loop);
+}
+
+/* Over the last bar, when there is one. */
+static void
+wait_show (Wait *w, gboolean final)
+{
+  gint64 now = g_get_monotonic_time ();
+  if (w->tty) {
+    g_autofree char *bar = vt_ctl_format_progress_bar (&w->progress, WAIT_BAR_WIDTH);
+    g_autofree char *safe = vt_ctl_escape_terminal (bar);
+    fprintf (stderr, "\r%s\033[K%s", safe, final ? "\n" : "");
+    fflush (stderr);
+    w->drawn = !final;
+  } else if (!final && (!w->logged_us || now - w->logged_us >= WAIT_LOG_EVERY_US)) {
+    g_autofree char *line = vt_ctl_format_progress_line (&w->progress);
+    g_printerr ("%s", line);
+    w->logged_us = now;
+  }
+}
+
+/* What the wait came to: the VM's figures on stdout (JSON: {"name",
+ * "reached", "top_bytes", "target_bytes", "seconds"}); a timeout says so
+ * on stderr too. */
+static void
+wait_print_result (Wait *w, gboolean reached)
+{
+  const VtCtlProgress *p = &w->progress;
+  if (!reached) {
+    g_autofree char *line = vt_ctl_format_progress_line (p);
+    g_printerr ("vtierctl: VM %s did not reach its target within %d s: %s", w->name, opt_timeout,
+                line);
+  }
+  if (opt_json) {
+    g_autoptr (JsonBuilder) b = json_builder_new ();
+    json_builder_begin_object (b);
+    json_builder_set_member_name (b, "name");
+    json_builder_add_string_value (b, w->name);
+    json_builder_set_member_name (b, "reached");
+    json_builder_add_boolean_value (b, reached);
+    json_builder_set_member_name (b, "top_bytes");
+    json_builder_add_int_value (b, (gint64) p->top);
+    json_builder_set_member_name (b, "target_bytes");
+    json_builder_add_int_value (b, (gint64) p->target);
+    json_builder_set_member_name (b, "seconds");
+    json_builder_add_double_value (b, p->elapsed_s);
+    json_builder_end_object (b);
+    g_autoptr (JsonNode) root = json_builder_get_root (b);
+    g_autofree char *text = json_to_string (root, FALSE);
+    g_autofree char *line = g_strconcat (text, "\n", NULL);
+    print_out (line);
+  } else if (reached) {
+    g_autofree char *top = vt_ctl_format_size (p->top);
+    g_autofree char *target = vt_ctl_format_size (p->target);
+    g_autofree char *line = g_strdup_printf ("%s: at its target: %s on the top tier, target %s "
+                                             "(%.0f s)\n", w->name, top, target, p->elapsed_s);
+    print_out (line);
+  }
+}
+
+static gboolean
+on_wait_timer (gpointer data)
+{
+  Wait *w = data;
+  w->poll_timer = 0;
+  wait_poll (w);
+  return G_SOURCE_REMOVE;
+}
+
+/* One ListVMs row judged: at the target (once a round has the new policy),
+ * or on its way. */
+static void
+wait_judge (Wait *w, GVariant *vm)
+{
+  guint64 top = 0, target = 0, up = 0, down = 0, rounds = 0;
+  const char *tiering = "";
+  g_variant_lookup (vm, "top_bytes", "t", &top);
+  g_variant_lookup (vm, "target_bytes", "t", &target);
+  g_variant_lookup (vm, "moving_up_bytes", "t", &up);
+  g_variant_lookup (vm, "moving_down_bytes", "t", &down);
+  g_variant_lookup (vm, "tiering", "&s", &tiering);
+  /* An older vtierd has no count of rounds: its figures are taken as they are. */
+  gboolean counted = g_variant_lookup (vm, "tiering_rounds", "t", &rounds);
+  if (!w->started) {
+    w->started = TRUE;
+    w->start_top = top;
+    w->start_rounds = rounds;
+  }
+  gint64 now = g_get_monotonic_time ();
+  w->progress = (VtCtlProgress) { w->name, w->start_top, top, target, up ? up : down,
+                                  (now - w->start_us) / 1e6 };
+  gboolean applied = !counted || rounds > w->start_rounds;
+  if (applied && strcmp (tiering, "off") == 0) {
+    g_printerr ("vtierctl: VM %s is not tiered (mode off): nothing moves\n", w->name);
+    wait_end (w, EXIT_OK);
+    return;
+  }
+  if (applied && vt_ctl_progress_reached (&w->progress)) {
+    wait_end (w, EXIT_OK);
+    return;
+  }
+  wait_show (w, FALSE);
+  w->poll_timer = g_timeout_add_seconds (WAIT_POLL_S, on_wait_timer, w);
+}
+
+static void
+on_wait_polled (GObject *src, GAsyncResult *res, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) vms = NULL;
+  if (!vt_dbus_manager1_call_list_vms_finish (VT_DBUS_MANAGER1 (src), &vms, res, &error)) {
+    if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      return; /* the wait is over: nothing of it is touched */
+    Wait *w = data;
+    wait_end (w, call_failed (error));
+    return;
+  }
+  Wait *w = data;
+  g_autoptr (GVariant) vm = find_vm (vms, w->name);
+  if (!vm) {
+    g_printerr ("vtierctl: VM %s is gone\n", w->name);
+    wait_end (w, EXIT_NO_SUCH_VM);
+    return;
+  }
+  wait_judge (w, vm);
+}
+
+static void
+wait_poll (Wait *w)
+{
+  vt_dbus_manager1_call_list_vms (w->manager, w->cancel, on_wait_polled, w);
+}
+
+static gboolean
+on_wait_timeout (gpointer data)
+{
+  Wait *w = data;
+  w->timeout_timer = 0;
+  wait_end (w, EXIT_TIMEOUT);
+  return G_SOURCE_REMOVE;
+}
+
+/* Until the VM's top-tier bytes are at its target; polls ListVMs every
+ * WAIT_POLL_S on the main loop. */
+static int
+wait_for_target (VtDBusManager1 *manager, const char *name)
+{
+  g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  g_autoptr (GCancellable) cancel = g_cancellable_new ();
+  Wait w = { .manager = manager, .name = name, .loop = loop, .cancel = cancel,
+             .start_us = g_get_monotonic_time (), .tty = isatty (STDERR_FILENO) };
+  if (opt_timeout > 0)
+    w.timeout_timer = g_timeout_add_seconds (opt_timeout, on_wait_timeout, &w);
+  wait_poll (&w);
+  g_main_loop_run (loop);
+  g_cancellable_cancel (cancel);
+  g_clear_handle_id (&w.poll_timer, g_source_remove);
+  g_clear_handle_id (&w.timeout_timer, g_source_remove);
+  if (w.drawn)
+    wait_show (&w, TRUE);
+  if (w.status == EXIT_OK || w.status == EXIT_TIMEOUT)
+    wait_print_result (&w, w.status == EXIT_OK);
+  return w.status;
+}
+
 static int
 run_set (VtDBusManager1 *manager, const char *vm)
 {
@@ -343,9 +549,70 @@ run_set (VtDBusManager1 *manager, const char *vm)
   }
   if (!vt_dbus_manager1_call_set_policy_sync (manager, vm, policy, NULL, &error))
     return call_failed (error);
+  if (opt_wait)
+    return wait_for_target (manager, vm);
   if (opt_json)
     print_out ("{}\n");
   return EXIT_OK;
+}
+
+/* ---- monitor: vtierd's signals as they come ---- */
+
+typedef struct {
+  GMainLoop *loop;
+  int status;
+} Monitor;
+
+static void
+on_event (GDBusConnection *bus, const char *sender, const char *path, const char *interface,
+          const char *signal, GVariant *parameters, gpointer data)
+{
+  (void) bus, (void) sender, (void) path, (void) interface, (void) data;
+  g_autoptr (GDateTime) now = g_date_time_new_now_local ();
+  g_autofree char *line = opt_json ? vt_ctl_format_event_json (signal, parameters, now)
+                                   : vt_ctl_format_event_text (signal, parameters, now);
+  print_out (line);
+  fflush (stdout); /* one line as it comes, into a pipe too */
+}
+
+static void
+on_vtierd_vanished (GDBusConnection *bus, const char *name, gpointer data)
+{
+  (void) bus, (void) name;
+  Monitor *mon = data;
+  g_printerr ("vtierctl: vtierd went away (no %s on the bus)\n", VT_DBUS_NAME);
+  mon->status = EXIT_NOT_RUNNING;
+  g_main_loop_quit (mon->loop);
+}
+
+static gboolean
+on_stop_signal (gpointer data)
+{
+  Monitor *mon = data;
+  g_main_loop_quit (mon->loop);
+  return G_SOURCE_CONTINUE;
+}
+
+static int
+run_monitor (VtDBusManager1 *manager, const char *vm G_GNUC_UNUSED)
+{
+  GDBusConnection *bus = g_dbus_proxy_get_connection (G_DBUS_PROXY (manager));
+  g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  Monitor mon = { loop, EXIT_OK };
+  guint sub = g_dbus_connection_signal_subscribe (bus, VT_DBUS_NAME, VT_DBUS_NAME, NULL,
+                                                  VT_DBUS_PATH, NULL, G_DBUS_SIGNAL_FLAGS_NONE,
+                                                  on_event, &mon, NULL);
+  /* Calls "vanished" too when vtierd left between the connection and now. */
+  guint watch = g_bus_watch_name_on_connection (bus, VT_DBUS_NAME, G_BUS_NAME_WATCHER_FLAGS_NONE,
+                                                NULL, on_vtierd_vanished, &mon, NULL);
+  guint sigint = g_unix_signal_add (SIGINT, on_stop_signal, &mon);
+  guint sigterm = g_unix_signal_add (SIGTERM, on_stop_signal, &mon);
+  g_main_loop_run (loop);
+  g_source_remove (sigint);
+  g_source_remove (sigterm);
+  g_bus_unwatch_name (watch);
+  g_dbus_connection_signal_unsubscribe (bus, sub);
+  return mon.status;
 }
 
 /* ---- vtierctl xml: no vtierd, the host's sysfs and a domain XML ---- */
@@ -433,8 +700,12 @@ static const Command commands[] = {
     TRUE, heatmap_entries, run_heatmap, FALSE },
   { "show", "VM", "A VM's row of list, and its guest's own view of its tiers (vtier-guest)", TRUE,
     NULL, run_show, FALSE },
-  { "set", "VM [--weight N] [--min SIZE] [--max SIZE] [--mode MODE]",
-    "Change a VM's tiering policy now, and keep it", TRUE, set_entries, run_set, FALSE },
+  { "set", "VM [--weight N] [--min SIZE] [--max SIZE] [--mode MODE] [--wait [--timeout SECONDS]]",
+    "Change a VM's tiering policy now, and keep it; --wait: until it is at its target", TRUE,
+    set_entries, run_set, FALSE },
+  { "monitor", "", "Print vtierd's events as they come (VMs added, removed, changing state, "
+    "reaching or leaving their target), one a line, until interrupted (exit 0) or until vtierd "
+    "goes away (exit 3)", FALSE, NULL, run_monitor, FALSE },
   { "xml", "[-i IN.xml|-] [-o OUT.xml] [--fast SIZE|N% | --slow SIZE|N%] [--fast-nodes LIST] "
     "[--slow-nodes LIST]",
     "Rewrite a libvirt domain XML: a DRAM cell with the vCPUs and a CPU-less slow cell",
@@ -507,6 +778,10 @@ check_command_arguments (const Command *command, int n_args)
     return g_strdup ("list takes --names or --json, not both");
   if (command->run == run_set && opt_weight == -1 && !opt_min && !opt_max && !opt_mode)
     return g_strdup ("set needs at least one of --weight, --min, --max, --mode");
+  if (opt_timeout != -1 && !opt_wait)
+    return g_strdup ("--timeout goes with --wait");
+  if (opt_wait && opt_timeout != -1 && opt_timeout < 1)
+    return g_strdup_printf ("--timeout %d is not a number of seconds from 1", opt_timeout);
   if (command->run == run_heatmap) {
     if (!opt_output)
       return g_strdup ("heatmap needs -o FILE.png");

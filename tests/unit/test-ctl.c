@@ -711,6 +711,158 @@ test_show_json (void)
   g_assert_true (json_object_get_null_member (empty, "age_s"));
 }
 
+/* ---- vtierctl monitor's lines ---- */
+
+static GVariant *
+details (const char *key1, GVariant *value1, const char *key2, GVariant *value2)
+{
+  GVariantBuilder b;
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&b, "{sv}", "uuid", g_variant_new_string ("5e1f5a3c"));
+  g_variant_builder_add (&b, "{sv}", "via", g_variant_new_string ("qmp"));
+  if (key1)
+    g_variant_builder_add (&b, "{sv}", key1, value1);
+  if (key2)
+    g_variant_builder_add (&b, "{sv}", key2, value2);
+  return g_variant_builder_end (&b);
+}
+
+static void
+assert_event_text (const char *signal, GVariant *parameters, const char *expected)
+{
+  g_autoptr (GVariant) params = g_variant_ref_sink (parameters);
+  g_autoptr (GTimeZone) utc = g_time_zone_new_utc ();
+  g_autoptr (GDateTime) when = g_date_time_new (utc, 2025, 1, 2, 3, 4, 5);
+  g_autofree char *text = vt_ctl_format_event_text (signal, params, when);
+  g_assert_cmpstr (text, ==, expected);
+}
+
+static void
+test_event_text (void)
+{
+  assert_event_text ("VMAdded",
+                     g_variant_new ("(s@a{sv})", "web",
+                                    details ("state", g_variant_new_string ("starting"), NULL,
+                                             NULL)),
+                     "2025-01-02T03:04:05+00:00 web: added (via qmp, uuid 5e1f5a3c, starting)\n");
+  assert_event_text ("VMRemoved",
+                     g_variant_new ("(s@a{sv})", "web",
+                                    details ("state", g_variant_new_string ("tracking"), NULL,
+                                             NULL)),
+                     "2025-01-02T03:04:05+00:00 web: removed (via qmp, was tracking)\n");
+  assert_event_text ("VMStateChanged",
+                     g_variant_new ("(sss@a{sv})", "web", "starting", "error",
+                                    details ("error", g_variant_new_string ("QMP closed"), NULL,
+                                             NULL)),
+                     "2025-01-02T03:04:05+00:00 web: state starting -> error: QMP closed\n");
+  assert_event_text ("VMStateChanged",
+                     g_variant_new ("(sss@a{sv})", "web", "starting", "tracking",
+                                    details ("error", g_variant_new_string (""), NULL, NULL)),
+                     "2025-01-02T03:04:05+00:00 web: state starting -> tracking\n");
+  assert_event_text ("VMTargetReached",
+                     g_variant_new ("(s@a{sv})", "web",
+                                    details ("top_bytes", g_variant_new_uint64 (2 * GiB),
+                                             "target_bytes", g_variant_new_uint64 (2 * GiB))),
+                     "2025-01-02T03:04:05+00:00 web: reached its target: 2.0 GiB on the top "
+                     "tier, target 2.0 GiB\n");
+  assert_event_text ("VMTargetLeft",
+                     g_variant_new ("(ss@a{sv})", "web", "no-room",
+                                    details ("top_bytes", g_variant_new_uint64 (1 * GiB),
+                                             "tiering_why", g_variant_new_string ("no room"))),
+                     "2025-01-02T03:04:05+00:00 web: left its target: no-room (no room): 1.0 GiB "
+                     "on the top tier, target 0 B\n");
+  /* A newer vtierd's signal, as it is. */
+  assert_event_text ("VMFrobbed", g_variant_new ("(su)", "web", 3),
+                     "2025-01-02T03:04:05+00:00 web: VMFrobbed ('web', 3)\n");
+}
+
+static void
+test_event_json (void)
+{
+  g_autoptr (GVariant) params = g_variant_ref_sink (
+    g_variant_new ("(sss@a{sv})", "web", "starting", "error",
+                   details ("error", g_variant_new_string ("QMP closed"), "ram_bytes",
+                            g_variant_new_uint64 (4 * GiB))));
+  g_autoptr (GTimeZone) utc = g_time_zone_new_utc ();
+  g_autoptr (GDateTime) when = g_date_time_new (utc, 2025, 1, 2, 3, 4, 5);
+  g_autofree char *text = vt_ctl_format_event_json ("VMStateChanged", params, when);
+  /* One line, one object. */
+  g_assert_true (g_str_has_suffix (text, "}\n"));
+  g_assert_cmpuint (strchr (text, '\n') - text, ==, strlen (text) - 1);
+  g_autoptr (JsonNode) root = NULL;
+  JsonObject *o = parse_object (text, &root);
+  g_assert_cmpstr (json_object_get_string_member (o, "time"), ==, "2025-01-02T03:04:05+00:00");
+  g_assert_cmpstr (json_object_get_string_member (o, "event"), ==, "VMStateChanged");
+  g_assert_cmpstr (json_object_get_string_member (o, "name"), ==, "web");
+  g_assert_cmpstr (json_object_get_string_member (o, "old_state"), ==, "starting");
+  g_assert_cmpstr (json_object_get_string_member (o, "new_state"), ==, "error");
+  JsonObject *d = json_object_get_object_member (o, "details");
+  g_assert_cmpstr (json_object_get_string_member (d, "error"), ==, "QMP closed");
+  g_assert_cmpstr (json_object_get_string_member (d, "via"), ==, "qmp");
+  g_assert_cmpint (json_object_get_int_member (d, "ram_bytes"), ==, 4 * GiB);
+
+  g_autoptr (GVariant) left = g_variant_ref_sink (
+    g_variant_new ("(ss@a{sv})", "db", "moving", details (NULL, NULL, NULL, NULL)));
+  g_autofree char *left_text = vt_ctl_format_event_json ("VMTargetLeft", left, when);
+  g_autoptr (JsonNode) left_root = NULL;
+  JsonObject *l = parse_object (left_text, &left_root);
+  g_assert_cmpstr (json_object_get_string_member (l, "tiering"), ==, "moving");
+  g_assert_cmpstr (json_object_get_string_member (l, "name"), ==, "db");
+}
+
+/* ---- vtierctl set --wait's progress ---- */
+
+static void
+test_progress_eta (void)
+{
+  static const struct {
+    double s;
+    const char *text;
+  } etas[] = { { -1, "-" }, { 0, "0 s" }, { 8.4, "8 s" }, { 59.6, "1 min 00 s" },
+               { 185, "3 min 05 s" }, { 3725, "1 h 02 min" } };
+  for (gsize i = 0; i < G_N_ELEMENTS (etas); i++) {
+    g_autofree char *text = vt_ctl_format_eta (etas[i].s);
+    g_assert_cmpstr (text, ==, etas[i].text);
+  }
+}
+
+static void
+test_progress_format (void)
+{
+  /* Up from 1 GiB to 2 GiB, half way in 8 s: 64 MiB/s, 8 s to go. */
+  VtCtlProgress up = { "web", 1 * GiB, 1 * GiB + 512 * MiB, 2 * GiB, 16 * MiB, 8.0 };
+  g_autofree char *bar = vt_ctl_format_progress_bar (&up, 10);
+  g_assert_cmpstr (bar, ==, "web [#####.....]  50%  512.0 MiB of 1.0 GiB  64.0 MiB/s  ETA 8 s "
+                            "(16.0 MiB in flight)");
+  g_autofree char *line = vt_ctl_format_progress_line (&up);
+  g_assert_cmpstr (line, ==, "web: 512.0 MiB of 1.0 GiB moved (50%), top tier 1.5 GiB (16.0 MiB "
+                             "in flight), target 2.0 GiB, 64.0 MiB/s, ETA 8 s\n");
+  g_assert_false (vt_ctl_progress_reached (&up));
+
+  /* Down, nothing moved yet: no rate, no ETA. */
+  VtCtlProgress down = { "db", 3 * GiB, 3 * GiB, 1 * GiB, 0, 2.0 };
+  g_autofree char *still = vt_ctl_format_progress_bar (&down, 4);
+  g_assert_cmpstr (still, ==, "db [....]   0%  0 B of 2.0 GiB  0 B/s  ETA -");
+
+  /* Gone the wrong way, or past the target: never below 0 or above 100%. */
+  VtCtlProgress back = { "db", 3 * GiB, 3 * GiB + 64 * MiB, 1 * GiB, 0, 2.0 };
+  g_autofree char *none = vt_ctl_format_progress_line (&back);
+  g_assert_true (g_str_has_prefix (none, "db: 0 B of 2.0 GiB moved (0%)"));
+  VtCtlProgress past = { "db", 3 * GiB, 1 * GiB - 16 * MiB, 1 * GiB, 0, 4.0 };
+  g_autofree char *full = vt_ctl_format_progress_bar (&past, 4);
+  g_assert_true (g_str_has_prefix (full, "db [####] 100%  2.0 GiB of 2.0 GiB  512.0 MiB/s  ETA 0 s"));
+
+  /* Reached within vtierd's dead band, target/32, either side. */
+  VtCtlProgress near = { "web", 0, 2 * GiB - 64 * MiB, 2 * GiB, 0, 1.0 };
+  g_assert_true (vt_ctl_progress_reached (&near));
+  near.top = 2 * GiB + 64 * MiB;
+  g_assert_true (vt_ctl_progress_reached (&near));
+  near.top = 2 * GiB - 64 * MiB - 1;
+  g_assert_false (vt_ctl_progress_reached (&near));
+  VtCtlProgress zero = { "web", 0, 0, 0, 0, 1.0 };
+  g_assert_true (vt_ctl_progress_reached (&zero));
+}
+
 /* ---- vtierctl against a fake vtierd ---- */
 
 typedef struct {
@@ -1005,6 +1157,10 @@ main (int argc, char **argv)
   g_test_add_func ("/ctl/guest-view/verdicts", test_guest_view_verdicts);
   g_test_add_func ("/ctl/guest-view/bad", test_guest_view_bad);
   g_test_add_func ("/ctl/show/json", test_show_json);
+  g_test_add_func ("/ctl/monitor/text", test_event_text);
+  g_test_add_func ("/ctl/monitor/json", test_event_json);
+  g_test_add_func ("/ctl/wait/eta", test_progress_eta);
+  g_test_add_func ("/ctl/wait/progress", test_progress_format);
   if (can_run_vtierctl ()) {
     g_test_add ("/ctl/bus/list", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_list, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/heat", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_heat, fake_vtierd_teardown);
