@@ -17,7 +17,7 @@
 static char *
 make_host (gboolean with_idle, gboolean with_soft_dirty)
 {
-  char *root = g_dir_make_tmp ("vt-access-XXXXXX", NULL);
+  char *root = vt_test_make_tmpdir ("vt-access-XXXXXX");
   vt_test_put_file (root, "sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "2\n");
   vt_test_put_file (root, "sys/kernel/mm/damon/admin/kdamonds/0/state", "on\n");
   vt_test_put_file (root, "sys/kernel/mm/damon/admin/kdamonds/1/state", "off\n");
@@ -49,7 +49,7 @@ static void
 test_damon_of_another_user_is_left_alone (void)
 {
   g_autofree char *root = make_host (FALSE, TRUE);
-  g_autofree char *state = g_dir_make_tmp ("vt-state-XXXXXX", NULL);
+  g_autofree char *state = vt_test_make_tmpdir ("vt-state-XXXXXX");
   g_autoptr (VtAccess) a = vt_access_new (root, state, "auto", 4, no_snapshots, NULL);
 
   const char *const *avail = vt_access_available (a);
@@ -77,7 +77,7 @@ static void
 test_configured_source_first (void)
 {
   g_autofree char *root = make_host (TRUE, TRUE);
-  g_autofree char *state = g_dir_make_tmp ("vt-state-XXXXXX", NULL);
+  g_autofree char *state = vt_test_make_tmpdir ("vt-state-XXXXXX");
   g_autoptr (VtAccess) a = vt_access_new (root, state, "soft-dirty", 4, no_snapshots, NULL);
   /* DAMON is not even looked at when another source is configured. */
   g_assert_nonnull (strstr (vt_access_unavailable_reason (a, "damon"), "asks for soft-dirty"));
@@ -93,7 +93,7 @@ test_nothing_works (void)
   g_autofree char *root = make_host (FALSE, FALSE);
   g_autofree char *clear_refs = g_build_filename (root, "proc/4242/clear_refs", NULL);
   g_unlink (clear_refs);
-  g_autofree char *state = g_dir_make_tmp ("vt-state-XXXXXX", NULL);
+  g_autofree char *state = vt_test_make_tmpdir ("vt-state-XXXXXX");
   g_autoptr (VtAccess) a = vt_access_new (root, state, "auto", 4, no_snapshots, NULL);
   g_assert_null (vt_access_available (a)[0]);
   g_autoptr (GError) error = NULL;

@@ -7,11 +7,12 @@
 
 #include "common/vt-error.h"
 #include "daemon/vt-config.h"
+#include "vt-test-tree.h"
 
 static char *
 write_conf (const char *text)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vt-config-XXXXXX", NULL);
+  g_autofree char *dir = vt_test_make_tmpdir ("vt-config-XXXXXX");
   char *path = g_build_filename (dir, "vtierd.conf", NULL);
   g_assert_true (g_file_set_contents (path, text, -1, NULL));
   return path;
@@ -194,7 +195,7 @@ test_unreadable_stops_vtierd (void)
     g_test_skip ("needs VTIERD (set by meson test)");
     return;
   }
-  g_autofree char *dir = g_dir_make_tmp ("vt-config-XXXXXX", NULL);
+  g_autofree char *dir = vt_test_make_tmpdir ("vt-config-XXXXXX");
   g_autofree char *conf = g_build_filename (dir, "vtierd.conf", NULL);
   g_assert_true (g_file_set_contents (conf, "[tiering\ninterval-ms=1000\n", -1, NULL));
   const char *argv[] = { vtierd, "--config", conf, "--state-dir", dir, "--session", NULL };

@@ -16,6 +16,7 @@
 #include "vt-dbus-generated.h"
 #include "vt-test-bus.h"
 #include "vt-test-run.h"
+#include "vt-test-tree.h"
 
 #define GiB (G_GUINT64_CONSTANT (1) << 30)
 #define MiB (G_GUINT64_CONSTANT (1) << 20)
@@ -476,7 +477,7 @@ test_heatmap_png (void)
       bins[i * N_BINS + b] = synthetic_bin (i, b);
     rows[i] = (VtHeatRow) { T0_US + (gint64) i * STEP_US, bins + i * N_BINS };
   }
-  g_autofree char *dir = g_dir_make_tmp ("vt-ctl-XXXXXX", NULL);
+  g_autofree char *dir = vt_test_make_tmpdir ("vt-ctl-XXXXXX");
   g_autofree char *path = g_build_filename (dir, "heat.png", NULL);
   g_autoptr (GError) error = NULL;
   g_assert_true (vt_heatmap_write_png (path, "web: guest RAM access heat", 4 * GiB, rows, N_ROWS,
@@ -932,7 +933,7 @@ on_get_guest_view (VtDBusManager1 *manager, GDBusMethodInvocation *invocation, c
 static void
 fake_vtierd_setup (FakeVtierd *fake, gconstpointer own_name)
 {
-  fake->dir = g_dir_make_tmp ("vt-ctl-bus-XXXXXX", NULL);
+  fake->dir = vt_test_make_tmpdir ("vt-ctl-bus-XXXXXX");
   vt_test_bus_up (&fake->t, GPOINTER_TO_INT (own_name));
   if (!fake->t.manager)
     return;

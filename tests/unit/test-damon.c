@@ -122,7 +122,7 @@ static FakeHost *
 fake_host_new (void)
 {
   FakeHost *host = g_new0 (FakeHost, 1);
-  host->root = g_dir_make_tmp ("vt-damon-XXXXXX", NULL);
+  host->root = vt_test_make_tmpdir ("vt-damon-XXXXXX");
   g_assert_nonnull (host->root);
   host->state_dir = g_build_filename (host->root, "var/lib/vtier", NULL);
 
@@ -188,25 +188,11 @@ fake_host_put_slot_record (FakeHost *host, const char *boot_id, guint n_slots)
   vt_test_put_file (host->state_dir, "damon-slots", text);
 }
 
-static void
-remove_tree (const char *path)
-{
-  GStatBuf st;
-  if (g_lstat (path, &st) == 0 && S_ISDIR (st.st_mode)) {
-    g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-    const char *name;
-    while (dir && (name = g_dir_read_name (dir))) {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      remove_tree (child);
-    }
-  }
-  g_remove (path);
-}
 
 static void
 fake_host_free (FakeHost *host)
 {
-  remove_tree (host->root);
+  vt_test_remove_tree (host->root);
   g_free (host->state_dir);
   g_free (host->root);
   g_free (host);
@@ -769,7 +755,7 @@ test_add_target_writes_config (void)
   vt_damon_remove_target (damon, &vm_b);
   g_autofree char *regions_1 = g_build_filename (host->root, KDAMONDS "/1/" TARGET "regions/1",
                                                  NULL);
-  remove_tree (regions_1);
+  vt_test_remove_tree (regions_1);
   g_assert_false (vt_damon_add_target (damon, &vm_b, 7575, two_ranges, 2, &attrs, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_NOT_FOUND);
   g_assert_nonnull (strstr (error->message, "kdamonds/1/contexts/0/targets/0/regions/1/start"));
@@ -809,7 +795,7 @@ test_set_intervals_commits (void)
    * the intervals. */
   g_autofree char *intervals = g_build_filename (host->root, KDAMONDS "/0/" CTX
                                                  "monitoring_attrs/intervals", NULL);
-  remove_tree (intervals);
+  vt_test_remove_tree (intervals);
   g_assert_false (vt_damon_set_intervals (damon, &vm, 40000, 1600000, &error));
   g_assert_nonnull (strstr (error->message, "DAMON slot 0, new intervals 40000/1600000 us"));
   damon_free_on_fake_host (damon);
@@ -818,7 +804,7 @@ test_set_intervals_commits (void)
 static void
 test_missing_admin_dir (void)
 {
-  g_autofree char *root = g_dir_make_tmp ("vt-damon-XXXXXX", NULL);
+  g_autofree char *root = vt_test_make_tmpdir ("vt-damon-XXXXXX");
   g_autofree char *state_dir = g_build_filename (root, "state", NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) snapshots = snapshots_new ();
@@ -827,7 +813,7 @@ test_missing_admin_dir (void)
   g_assert_null (vt_damon_new (root, state_dir, 2, record_snapshot, snapshots, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED);
   g_assert_nonnull (strstr (error->message, "CONFIG_DAMON_SYSFS"));
-  remove_tree (root);
+  vt_test_remove_tree (root);
 }
 
 /* Without vaddr, vtierd says so, and gives back the slots it created. */

@@ -23,7 +23,7 @@
 static char *
 make_host (gboolean hmat)
 {
-  char *root = g_dir_make_tmp ("vt-domain-xml-XXXXXX", NULL);
+  char *root = vt_test_make_tmpdir ("vt-domain-xml-XXXXXX");
   g_autofree char *captured = vt_test_read_data ("sysfs/node.txt");
   vt_test_put_captured (root, NODE_DIR, captured);
   vt_test_put_file (root, NODE_DIR "/has_memory", "0-1\n");
@@ -38,24 +38,12 @@ make_host (gboolean hmat)
   return root;
 }
 
-static void
-remove_tree (const char *path)
-{
-  if (g_file_test (path, G_FILE_TEST_IS_DIR) && !g_file_test (path, G_FILE_TEST_IS_SYMLINK)) {
-    g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-    for (const char *name; dir && (name = g_dir_read_name (dir));) {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      remove_tree (child);
-    }
-  }
-  g_remove (path);
-}
 
 static void
 host_done (char *root)
 {
   vt_sysfs_set_root (NULL);
-  remove_tree (root);
+  vt_test_remove_tree (root);
   g_free (root);
 }
 

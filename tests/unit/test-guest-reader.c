@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "discovery/vt-guest-reader.h"
+#include "vt-test-tree.h"
 
 #define GOOD "{\"version\": 1, \"nodes\": []}"
 
@@ -30,7 +31,7 @@ static void
 setup (Fixture *f, gconstpointer data)
 {
   (void) data;
-  f->dir = g_dir_make_tmp ("vt-guest-reader-XXXXXX", NULL);
+  f->dir = vt_test_make_tmpdir ("vt-guest-reader-XXXXXX");
   f->path = g_build_filename (f->dir, "g.sock", NULL);
   f->service = g_socket_service_new ();
   g_autoptr (GSocketAddress) addr = g_unix_socket_address_new (f->path);

@@ -101,7 +101,7 @@ put_kernel_files (const char *root, const char *hostname)
 static char *
 capture_tree (void)
 {
-  char *root = g_dir_make_tmp ("vt-guest-XXXXXX", NULL);
+  char *root = vt_test_make_tmpdir ("vt-guest-XXXXXX");
   put_node_capture (root);
   put_tier_capture (root);
   put_kernel_files (root, "guest1\n");
@@ -113,7 +113,7 @@ capture_tree (void)
 static char *
 bare_tree (void)
 {
-  char *root = g_dir_make_tmp ("vt-guest-XXXXXX", NULL);
+  char *root = vt_test_make_tmpdir ("vt-guest-XXXXXX");
   vt_test_put_file (root, NODE_DIR "/node0/cpulist", "0-3\n");
   vt_test_put_file (root, NODE_DIR "/node0/meminfo", "Node 0 MemTotal:  1024 kB\nNode 0 MemFree:  512 kB\n");
   vt_test_put_file (root, NODE_DIR "/node1/cpulist", "\n");
@@ -123,21 +123,6 @@ bare_tree (void)
   return root;
 }
 
-static void
-remove_tree (const char *path)
-{
-  GDir *dir = g_dir_open (path, 0, NULL);
-  if (dir) {
-    for (const char *name; (name = g_dir_read_name (dir));) {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      remove_tree (child);
-    }
-    g_dir_close (dir);
-    g_rmdir (path);
-  } else {
-    g_unlink (path);
-  }
-}
 
 static void
 read_view (const char *root, VgView *view)
@@ -289,7 +274,7 @@ test_capture_view (void)
   g_assert_cmpint (v.tiers[1].tier, ==, 75);
   g_assert_cmpint (v.tiers[1].nodes[0], ==, 1);
   vg_view_clear (&v);
-  remove_tree (root);
+  vt_test_remove_tree (root);
 }
 
 static void
@@ -311,7 +296,7 @@ test_capture_text (void)
   g_assert_cmpstr (row0, ==, "0     0-1   4     1.9 GiB  1.0 GiB  100/- ns     204800/- MB/s");
   g_assert_cmpstr (row1, ==, "1     -     75    2.9 GiB  2.9 GiB  250/- ns     30720/- MB/s");
   g_assert_true (g_str_has_suffix (text, "\nmemory tiers (faster first): tier 4: node 0; tier 75: node 1\n"));
-  remove_tree (root);
+  vt_test_remove_tree (root);
 }
 
 static void
@@ -353,7 +338,7 @@ test_capture_json (void)
   JsonObject *t75 = json_array_get_object_element (tiers, 1);
   g_assert_cmpint (json_object_get_int_member (t75, "tier"), ==, 75);
   g_assert_cmpint (json_array_get_int_element (json_object_get_array_member (t75, "nodes"), 0), ==, 1);
-  remove_tree (root);
+  vt_test_remove_tree (root);
 }
 
 /* What vtierctl show makes of the guest's reports: the two sides agree. */
@@ -367,14 +352,14 @@ test_host_reads_it (void)
   g_assert_no_error (error);
   g_test_message ("%s", text);
   g_assert_true (g_str_has_suffix (text, "\nguest sees 2 tiers: node 1 (no CPUs) in tier 75 below node 0 in tier 4\n"));
-  remove_tree (root);
+  vt_test_remove_tree (root);
 
   g_autofree char *bare_root = bare_tree ();
   g_autofree char *bare = report_of (bare_root);
   g_autofree char *bare_text = vt_ctl_format_guest_view_text (bare, 1, &error);
   g_assert_no_error (error);
   g_assert_true (g_str_has_suffix (bare_text, "\nguest sees no memory tiers (its kernel has no memory_tiering)\n"));
-  remove_tree (bare_root);
+  vt_test_remove_tree (bare_root);
 }
 
 /* ---- what older kernels lack ---- */
@@ -427,7 +412,7 @@ test_bare_tree (void)
   g_assert_cmpint (v.tiers[1].tier, ==, 9);
   g_assert_cmpuint (v.tiers[1].n_nodes, ==, 0);
   vg_view_clear (&v);
-  remove_tree (root);
+  vt_test_remove_tree (root);
 }
 
 /* Decided: a node whose meminfo cannot be read (or lacks the fields) still
@@ -452,13 +437,13 @@ test_unreadable_meminfo (void)
   JsonObject *r = parse_report (json, &node);
   g_assert_true (json_object_get_null_member (node_at (r, 1), "mem_total"));
   g_assert_true (json_object_get_null_member (node_at (r, 1), "mem_free"));
-  remove_tree (root);
+  vt_test_remove_tree (root);
 }
 
 static void
 test_no_nodes (void)
 {
-  g_autofree char *root = g_dir_make_tmp ("vt-guest-XXXXXX", NULL);
+  g_autofree char *root = vt_test_make_tmpdir ("vt-guest-XXXXXX");
   VgView v;
   char err[512];
   g_assert_cmpint (vg_view_read (&v, root, err, sizeof err), ==, -1);
@@ -470,7 +455,7 @@ test_no_nodes (void)
   vt_test_put_file (root, NODE_DIR "/possible", "0\n");
   g_assert_cmpint (vg_view_read (&v, root, err, sizeof err), ==, -1);
   g_assert_nonnull (strstr (err, "no NUMA node in "));
-  remove_tree (root);
+  vt_test_remove_tree (root);
 }
 
 /* ---- JSON escaping ---- */
@@ -543,7 +528,7 @@ test_hostname_in_report (void)
   g_autoptr (JsonNode) node = NULL;
   JsonObject *r = parse_report (json, &node);
   g_assert_cmpstr (json_object_get_string_member (r, "hostname"), ==, weird);
-  remove_tree (root);
+  vt_test_remove_tree (root);
 }
 
 /* ---- the binary ---- */
@@ -578,14 +563,14 @@ test_binary_print (void)
   JsonObject *r = parse_report (json.out, &node);
   g_assert_cmpint (json_object_get_int_member (node_at (r, 1), "tier"), ==, 75);
 
-  g_autofree char *empty = g_dir_make_tmp ("vt-guest-XXXXXX", NULL);
+  g_autofree char *empty = vt_test_make_tmpdir ("vt-guest-XXXXXX");
   g_auto (VtTestRun) none = { 0 };
   run_guest (&none, "--root", empty, NULL);
   g_assert_cmpint (none.status, ==, 1);
   g_assert_cmpstr (none.out, ==, "");
   g_assert_true (g_str_has_prefix (none.err, "vtier-guest: cannot read "));
   g_rmdir (empty);
-  remove_tree (root);
+  vt_test_remove_tree (root);
 }
 
 /* One report in a file: exactly one line, valid JSON of the schema. */
@@ -614,7 +599,7 @@ test_binary_report_file (void)
   g_autofree char *text = NULL;
   g_assert_true (g_file_get_contents (port, &text, NULL, NULL));
   assert_one_report (text);
-  remove_tree (root);
+  vt_test_remove_tree (root);
 }
 
 static void
@@ -641,7 +626,7 @@ test_binary_report_fifo (void)
   buf[n] = '\0';
   close (fd);
   assert_one_report (buf);
-  remove_tree (root);
+  vt_test_remove_tree (root);
 }
 
 static void
@@ -661,7 +646,7 @@ test_binary_missing_port (void)
   run_guest (&repeat, "--report", "--interval", "1", "--port", port, "--root", root, NULL);
   g_assert_cmpint (repeat.status, ==, 1);
   g_assert_cmpstr (repeat.err, ==, expected);
-  remove_tree (root);
+  vt_test_remove_tree (root);
 }
 
 /* --interval: a fresh line each round, each a whole report. */
@@ -693,7 +678,7 @@ test_binary_interval (void)
     g_autofree char *line = g_strconcat (lines[i], "\n", NULL);
     assert_one_report (line);
   }
-  remove_tree (root);
+  vt_test_remove_tree (root);
 }
 
 static void

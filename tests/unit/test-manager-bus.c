@@ -169,7 +169,7 @@ static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
   (void) data;
-  f->dir = g_dir_make_tmp ("vt-manager-bus-XXXXXX", NULL);
+  f->dir = vt_test_make_tmpdir ("vt-manager-bus-XXXXXX");
   g_assert_nonnull (f->dir);
   g_autofree char *root = g_build_filename (f->dir, "root", NULL);
   vt_test_put_file (root, "proc/self/clear_refs", "");

@@ -59,7 +59,7 @@ put_stat (const char *root, GPid pid, guint64 start)
 static char *
 fake_root (GPid pid, const char *mems)
 {
-  char *root = g_dir_make_tmp ("vt-migrate-XXXXXX", NULL);
+  char *root = vt_test_make_tmpdir ("vt-migrate-XXXXXX");
   put_stat (root, pid, FAKE_START);
   g_autofree char *rel = g_strdup_printf ("proc/%d/status", (int) pid);
   g_autofree char *line = mems ? g_strdup_printf ("Mems_allowed_list:\t%s\n", mems) : g_strdup ("");
@@ -357,7 +357,7 @@ test_allowed_real (void)
 
   g_autofree char *captured = NULL;
   g_assert_true (g_file_get_contents ("/proc/self/status", &captured, NULL, NULL));
-  char *root = g_dir_make_tmp ("vt-migrate-XXXXXX", NULL);
+  char *root = vt_test_make_tmpdir ("vt-migrate-XXXXXX");
   vt_test_put_file (root, "proc/4242/status", captured);
   vt_sysfs_set_root (root);
   g_autoptr (GArray) copy = vt_migrate_allowed_nodes (4242, &error);

@@ -17,6 +17,7 @@
 #include "access/vt-page-sampler.h"
 #include "common/vt-error.h"
 #include "common/vt-sysfs.h"
+#include "vt-test-tree.h"
 
 #define PID 4242
 #define BASE G_GUINT64_CONSTANT (0x7f0000000000)
@@ -58,7 +59,7 @@ static void
 fixture_set_up (Fixture *fx, gconstpointer data)
 {
   (void) data;
-  fx->root = g_dir_make_tmp ("vt-page-sampler-XXXXXX", NULL);
+  fx->root = vt_test_make_tmpdir ("vt-page-sampler-XXXXXX");
   g_assert_nonnull (fx->root);
   fx->page_size = (guint64) sysconf (_SC_PAGESIZE);
 
@@ -80,21 +81,6 @@ fixture_set_up (Fixture *fx, gconstpointer data)
   vt_sysfs_set_root (fx->root);
 }
 
-static void
-remove_tree (const char *path)
-{
-  if (!g_file_test (path, G_FILE_TEST_IS_SYMLINK) && g_file_test (path, G_FILE_TEST_IS_DIR)) {
-    g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-    const char *name;
-    while (dir && (name = g_dir_read_name (dir))) {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      remove_tree (child);
-    }
-    g_rmdir (path);
-  } else {
-    g_unlink (path);
-  }
-}
 
 static void
 fixture_tear_down (Fixture *fx, gconstpointer data)
@@ -105,7 +91,7 @@ fixture_tear_down (Fixture *fx, gconstpointer data)
   close (fx->bitmap_fd);
   close (fx->clear_refs_reader);
   vt_sysfs_set_root (NULL);
-  remove_tree (fx->root);
+  vt_test_remove_tree (fx->root);
   g_free (fx->root);
 }
 

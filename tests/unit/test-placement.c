@@ -26,7 +26,7 @@
 static char *
 make_tree (const guint64 *entries, guint n)
 {
-  char *root = g_dir_make_tmp ("vt-placement-XXXXXX", NULL);
+  char *root = vt_test_make_tmpdir ("vt-placement-XXXXXX");
   vt_test_put_file (root, "sys/devices/system/memory/block_size_bytes", "8000000\n");
   for (int b = 0; b < 4; b++) {
     g_autofree char *rel = g_strdup_printf ("sys/devices/system/node/node%d/memory%d/online",

@@ -7,11 +7,12 @@
 #include "common/vt-error.h"
 #include "daemon/vt-policies.h"
 #include "daemon/vt-policy-store.h"
+#include "vt-test-tree.h"
 
 static void
 test_set_is_kept (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vt-policies-XXXXXX", NULL);
+  g_autofree char *dir = vt_test_make_tmpdir ("vt-policies-XXXXXX");
   g_autofree char *file = g_build_filename (dir, "policies.conf", NULL);
   g_autoptr (GHashTable) config = g_hash_table_new (g_str_hash, g_str_equal);
   VtPolicies *ps = vt_policies_new (config, file);
@@ -34,7 +35,7 @@ test_set_is_kept (void)
 static void
 test_unsaved_is_refused (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("vt-policies-XXXXXX", NULL);
+  g_autofree char *dir = vt_test_make_tmpdir ("vt-policies-XXXXXX");
   /* The file's directory is a regular file: no save can succeed. */
   g_autofree char *blocker = g_build_filename (dir, "not-a-dir", NULL);
   g_assert_true (g_file_set_contents (blocker, "", 0, NULL));

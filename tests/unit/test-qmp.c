@@ -13,6 +13,7 @@
 
 #include "common/vt-error.h"
 #include "discovery/vt-qmp.h"
+#include "vt-test-tree.h"
 
 /* Short, so the tests of time limits are quick (longer under valgrind). */
 #ifndef TIMEOUT_MS
@@ -312,7 +313,7 @@ static FakeServer *
 fake_server_new (void)
 {
   FakeServer *server = g_new0 (FakeServer, 1);
-  server->dir = g_dir_make_tmp ("vt-qmp-XXXXXX", NULL);
+  server->dir = vt_test_make_tmpdir ("vt-qmp-XXXXXX");
   g_assert_nonnull (server->dir);
   server->path = g_build_filename (server->dir, "qmp.sock", NULL);
   server->cancellable = g_cancellable_new ();

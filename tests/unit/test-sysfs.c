@@ -13,7 +13,7 @@
 static void
 test_read_write_under_root (void)
 {
-  g_autofree char *root = g_dir_make_tmp ("vt-sysfs-XXXXXX", NULL);
+  g_autofree char *root = vt_test_make_tmpdir ("vt-sysfs-XXXXXX");
   g_autofree char *dir = g_build_filename (root, "sys/kernel", NULL);
   g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
   vt_sysfs_set_root (root);
@@ -118,7 +118,7 @@ test_process_real (void)
 static void
 test_process_fake (void)
 {
-  g_autofree char *root = g_dir_make_tmp ("vt-process-XXXXXX", NULL);
+  g_autofree char *root = vt_test_make_tmpdir ("vt-process-XXXXXX");
   g_autofree char *path = g_build_filename (g_getenv ("VT_TEST_DATA"), "proc", "qemu-stat.txt",
                                             NULL);
   g_autofree char *captured = NULL;

@@ -141,7 +141,7 @@ fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, i
 static void
 make_host (void)
 {
-  root = g_dir_make_tmp ("vt-tiering-XXXXXX", NULL);
+  root = vt_test_make_tmpdir ("vt-tiering-XXXXXX");
   vt_test_put_file (root, "sys/devices/system/node/has_memory", "0-1\n");
   vt_test_put_file (root, "sys/devices/system/node/node0/cpulist", "0-1\n");
   vt_test_put_file (root, "sys/devices/system/node/node1/cpulist", "\n");

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 static inline void
 vt_test_put_file (const char *root, const char *rel, const char *contents)
@@ -47,4 +50,63 @@ vt_test_put_captured (const char *root, const char *dir, const char *captured)
     } else if (rel && (**l || l[1]))
       g_string_append_printf (body, "%s\n", *l);
   }
+}
+
+/* Removes `path` and all it holds (a symlink itself, not what it names). */
+static inline void
+vt_test_remove_tree (const char *path)
+{
+  GStatBuf st;
+  if (g_lstat (path, &st) == 0 && S_ISDIR (st.st_mode)) {
+    g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+    for (const char *name; dir && (name = g_dir_read_name (dir));) {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+      vt_test_remove_tree (child);
+    }
+  }
+  g_remove (path);
+}
+
+/* What vt_test_make_tmpdir made, and by which process: a forked child
+ * that exits must not remove its parent's directories. */
+typedef struct {
+  GPtrArray *dirs;
+  pid_t owner;
+} VtTestTmpdirs;
+
+static inline VtTestTmpdirs *
+vt_test_tmpdirs (void)
+{
+  static VtTestTmpdirs made;
+  return &made;
+}
+
+/* At a normal exit: a failed test aborts, and leaves its files to look at. */
+static inline void
+vt_test_remove_tmpdirs (void)
+{
+  VtTestTmpdirs *made = vt_test_tmpdirs ();
+  if (!made->dirs || getpid () != made->owner)
+    return;
+  for (guint i = 0; i < made->dirs->len; i++)
+    vt_test_remove_tree (made->dirs->pdata[i]);
+  g_clear_pointer (&made->dirs, g_ptr_array_unref);
+}
+
+/* A fresh directory under $TMPDIR (`tmpl` as g_dir_make_tmp takes it),
+ * gone with all it holds when the test program exits. */
+static inline char *
+vt_test_make_tmpdir (const char *tmpl)
+{
+  g_autoptr (GError) error = NULL;
+  char *dir = g_dir_make_tmp (tmpl, &error);
+  g_assert_no_error (error);
+  VtTestTmpdirs *made = vt_test_tmpdirs ();
+  if (!made->dirs) {
+    made->dirs = g_ptr_array_new_with_free_func (g_free);
+    made->owner = getpid ();
+    atexit (vt_test_remove_tmpdirs);
+  }
+  g_ptr_array_add (made->dirs, g_strdup (dir));
+  return dir;
 }
