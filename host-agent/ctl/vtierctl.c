@@ -356,6 +356,7 @@ typedef struct {
   GCancellable *cancel;
   int status;
   gboolean started;    /* the first row seen: where the wait began */
+  gboolean not_tiered; /* mode off: there is no target to wait for */
   guint64 start_top;
   /* tiering_rounds then: a later round planned with the new policy (the
    * target shown until then is the old one) */
@@ -394,13 +395,14 @@ wait_show (Wait *w, gboolean final)
 }
 
 /* What the wait came to: the VM's figures on stdout (JSON: {"name",
- * "reached", "top_bytes", "target_bytes", "seconds"}); a timeout says so
- * on stderr too. */
+ * "reached", "top_bytes", "target_bytes", "seconds", and "tiering": "off"
+ * for a VM not tiered}); a timeout says so on stderr too, and a VM not
+ * tiered is not "at its target". */
 static void
 wait_print_result (Wait *w, gboolean reached)
 {
   const VtCtlProgress *p = &w->progress;
-  if (!reached) {
+  if (!reached && !w->not_tiered) {
     g_autofree char *line = vt_ctl_format_progress_line (p);
     g_printerr ("vtierctl: VM %s did not reach its target within %d s: %s", w->name, opt_timeout,
                 line);
@@ -418,6 +420,10 @@ wait_print_result (Wait *w, gboolean reached)
     json_builder_add_int_value (b, (gint64) p->target);
     json_builder_set_member_name (b, "seconds");
     json_builder_add_double_value (b, p->elapsed_s);
+    if (w->not_tiered) {
+      json_builder_set_member_name (b, "tiering");
+      json_builder_add_string_value (b, "off");
+    }
     json_builder_end_object (b);
     g_autoptr (JsonNode) root = json_builder_get_root (b);
     g_autofree char *text = json_to_string (root, FALSE);
@@ -466,6 +472,7 @@ wait_judge (Wait *w, GVariant *vm)
   gboolean applied = !counted || rounds > w->start_rounds;
   if (applied && strcmp (tiering, "off") == 0) {
     g_printerr ("vtierctl: VM %s is not tiered (mode off): nothing moves\n", w->name);
+    w->not_tiered = TRUE;
     wait_end (w, EXIT_OK);
     return;
   }
@@ -473,7 +480,9 @@ wait_judge (Wait *w, GVariant *vm)
     wait_end (w, EXIT_OK);
     return;
   }
-  wait_show (w, FALSE);
+  /* A VM not tiered until the new policy applies has no progress to show. */
+  if (strcmp (tiering, "off") != 0)
+    wait_show (w, FALSE);
   w->poll_timer = g_timeout_add_seconds (WAIT_POLL_S, on_wait_timer, w);
 }
 
@@ -533,7 +542,7 @@ wait_for_target (VtDBusManager1 *manager, const char *name)
   if (w.drawn)
     wait_show (&w, TRUE);
   if (w.status == EXIT_OK || w.status == EXIT_TIMEOUT)
-    wait_print_result (&w, w.status == EXIT_OK);
+    wait_print_result (&w, w.status == EXIT_OK && !w.not_tiered);
   return w.status;
 }
 

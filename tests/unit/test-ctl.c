@@ -871,10 +871,56 @@ typedef struct {
   char *dir;
 } FakeVtierd;
 
+static gboolean unknown_vm (GDBusMethodInvocation *invocation, const char *vm);
+
+/* For set --wait: VMs whose rows move on with every ListVMs, as vtierd's
+ * rounds would: "walker" climbs 100 MiB a round to its 300 MiB target,
+ * "stuck" stays at 0 of it, "idle" is not tiered. */
+static gboolean with_walkers;
+static guint64 walker_rounds;
+
+static void
+add_walker (GVariantBuilder *vms, const char *name, const char *tiering, guint64 top)
+{
+  GVariantBuilder vm;
+  g_variant_builder_init (&vm, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&vm, "{sv}", "name", g_variant_new_string (name));
+  g_variant_builder_add (&vm, "{sv}", "state", g_variant_new_string ("tracking"));
+  g_variant_builder_add (&vm, "{sv}", "tiering", g_variant_new_string (tiering));
+  g_variant_builder_add (&vm, "{sv}", "tiering_rounds", g_variant_new_uint64 (walker_rounds));
+  g_variant_builder_add (&vm, "{sv}", "top_bytes", g_variant_new_uint64 (top));
+  g_variant_builder_add (&vm, "{sv}", "target_bytes", g_variant_new_uint64 (300 * MiB));
+  g_variant_builder_add (vms, "a{sv}", &vm);
+}
+
+static GVariant *
+walking_vms (void)
+{
+  walker_rounds++;
+  GVariantBuilder vms;
+  g_variant_builder_init (&vms, G_VARIANT_TYPE ("aa{sv}"));
+  guint64 top = MIN (walker_rounds * 100 * MiB, 300 * MiB);
+  add_walker (&vms, "walker", top < 300 * MiB ? "moving" : "at-target", top);
+  add_walker (&vms, "stuck", "no-room", 0);
+  add_walker (&vms, "idle", "off", 0);
+  return g_variant_builder_end (&vms);
+}
+
 static gboolean
 on_list_vms (VtDBusManager1 *manager, GDBusMethodInvocation *invocation, gpointer data G_GNUC_UNUSED)
 {
-  vt_dbus_manager1_complete_list_vms (manager, invocation, sample_vms ());
+  vt_dbus_manager1_complete_list_vms (manager, invocation, with_walkers ? walking_vms () : sample_vms ());
+  return TRUE;
+}
+
+static gboolean
+on_set_policy (VtDBusManager1 *manager, GDBusMethodInvocation *invocation, const char *vm,
+               GVariant *policy G_GNUC_UNUSED, gpointer data G_GNUC_UNUSED)
+{
+  if (!with_walkers || (strcmp (vm, "walker") && strcmp (vm, "stuck") && strcmp (vm, "idle")))
+    return unknown_vm (invocation, vm);
+  walker_rounds = 0; /* the next round is the first with the new policy */
+  vt_dbus_manager1_complete_set_policy (manager, invocation);
   return TRUE;
 }
 
@@ -939,6 +985,7 @@ fake_vtierd_setup (FakeVtierd *fake, gconstpointer own_name)
     return;
   vt_dbus_manager1_set_version (fake->t.manager, "test");
   g_signal_connect (fake->t.manager, "handle-list-vms", G_CALLBACK (on_list_vms), NULL);
+  g_signal_connect (fake->t.manager, "handle-set-policy", G_CALLBACK (on_set_policy), NULL);
   g_signal_connect (fake->t.manager, "handle-get-heat", G_CALLBACK (on_get_heat), NULL);
   g_signal_connect (fake->t.manager, "handle-get-heat-history", G_CALLBACK (on_get_heat_history), NULL);
   g_signal_connect (fake->t.manager, "handle-get-guest-view", G_CALLBACK (on_get_guest_view), NULL);
@@ -1039,6 +1086,54 @@ test_bus_heatmap (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   g_assert_cmpint (empty.status, ==, 7); /* not ready */
   g_assert_cmpstr (empty.err, ==, "vtierctl: no heat history yet for new\n");
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* set --wait follows the VM's rows over vtierd's rounds: done at the
+ * target (text and JSON), 8 when it is not reached in --timeout, a VM not
+ * tiered is said so and not "at its target", an unknown VM is 4. */
+static void
+test_bus_set_wait (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
+{
+  with_walkers = TRUE;
+  g_auto (VtTestRun) reached = { 0 };
+  run_vtierctl (fake, &reached, "set", "walker", "--weight", "2", "--wait", NULL);
+  g_test_message ("%s%s", reached.out, reached.err);
+  g_assert_cmpint (reached.status, ==, 0);
+  g_assert_true (g_str_has_prefix (reached.out, "walker: at its target: 300.0 MiB on the top tier, "
+                                                 "target 300.0 MiB ("));
+
+  g_auto (VtTestRun) json = { 0 };
+  run_vtierctl (fake, &json, "--json", "set", "walker", "--weight", "2", "--wait", NULL);
+  g_assert_cmpint (json.status, ==, 0);
+  g_autoptr (JsonNode) root = NULL;
+  JsonObject *result = parse_object (json.out, &root);
+  g_assert_true (json_object_get_boolean_member (result, "reached"));
+  g_assert_cmpint (json_object_get_int_member (result, "top_bytes"), ==, 300 * MiB);
+  g_assert_false (json_object_has_member (result, "tiering"));
+
+  g_auto (VtTestRun) stuck = { 0 };
+  run_vtierctl (fake, &stuck, "set", "stuck", "--weight", "2", "--wait", "--timeout", "2", NULL);
+  g_assert_cmpint (stuck.status, ==, 8);
+  g_assert_cmpstr (stuck.out, ==, "");
+  g_assert_nonnull (strstr (stuck.err, "vtierctl: VM stuck did not reach its target within 2 s"));
+
+  g_auto (VtTestRun) off = { 0 };
+  run_vtierctl (fake, &off, "set", "idle", "--weight", "2", "--wait", NULL);
+  g_assert_cmpint (off.status, ==, 0);
+  g_assert_cmpstr (off.out, ==, "");
+  g_assert_cmpstr (off.err, ==, "vtierctl: VM idle is not tiered (mode off): nothing moves\n");
+  g_auto (VtTestRun) off_json = { 0 };
+  run_vtierctl (fake, &off_json, "--json", "set", "idle", "--weight", "2", "--wait", NULL);
+  g_assert_cmpint (off_json.status, ==, 0);
+  g_autoptr (JsonNode) off_root = NULL;
+  JsonObject *off_result = parse_object (off_json.out, &off_root);
+  g_assert_false (json_object_get_boolean_member (off_result, "reached"));
+  g_assert_cmpstr (json_object_get_string_member (off_result, "tiering"), ==, "off");
+
+  g_auto (VtTestRun) unknown = { 0 };
+  run_vtierctl (fake, &unknown, "set", "nosuch", "--weight", "2", "--wait", NULL);
+  g_assert_cmpint (unknown.status, ==, 4);
+  with_walkers = FALSE;
 }
 
 static void
@@ -1166,6 +1261,7 @@ main (int argc, char **argv)
     g_test_add ("/ctl/bus/list", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_list, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/heat", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_heat, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/heatmap", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_heatmap, fake_vtierd_teardown);
+    g_test_add ("/ctl/bus/set-wait", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_set_wait, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/show", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_show, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/not-running", FakeVtierd, GINT_TO_POINTER (FALSE), fake_vtierd_setup, test_bus_not_running, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/usage", FakeVtierd, GINT_TO_POINTER (FALSE), fake_vtierd_setup, test_bus_usage, fake_vtierd_teardown);
