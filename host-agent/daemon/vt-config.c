@@ -15,7 +15,7 @@ source_is_valid (const char *source)
 VtConfig *
 vt_config_new_defaults (void)
 {
-  VtConfig *c = g_new0 (VtConfig, 1);
+  VtConfig *c = g_rc_box_new0 (VtConfig);
   c->libvirt = TRUE;
   c->libvirt_uri = g_strdup ("qemu:///system");
   c->qmp_dirs = g_strsplit ("/run/vtier/qmp", ";", -1);
@@ -56,11 +56,10 @@ vt_config_new_defaults (void)
   return c;
 }
 
-void
-vt_config_free (VtConfig *c)
+static void
+clear_config (gpointer data)
 {
-  if (!c)
-    return;
+  VtConfig *c = data;
   g_free (c->libvirt_uri);
   g_strfreev (c->qmp_dirs);
   g_free (c->source);
@@ -68,7 +67,19 @@ vt_config_free (VtConfig *c)
   g_free (c->metrics_listen);
   g_free (c->metrics_textfile);
   g_hash_table_unref (c->vm_policies);
-  g_free (c);
+}
+
+VtConfig *
+vt_config_ref (VtConfig *c)
+{
+  return g_rc_box_acquire (c);
+}
+
+void
+vt_config_free (VtConfig *c)
+{
+  if (c)
+    g_rc_box_release_full (c, clear_config);
 }
 
 /* Every option vtierd knows, with how to read it into VtConfig. */
@@ -78,27 +89,36 @@ typedef struct {
   OptType type;
   gsize offset;
   guint64 min, max; /* numbers only */
+  VtConfigApply apply;
 } Option;
 
-#define OPT(g, k, t, field, lo, hi) { g, k, t, G_STRUCT_OFFSET (VtConfig, field), lo, hi }
+/* NOW: read by the tiering engine, the metrics and the policies each round
+ * or call. NEW: read when a VM's tracking starts. RESTART: discovery and the
+ * access sources are set up once, and a running kdamond's slots are not
+ * taken from under a VM. */
+#define OPT_(g, k, t, field, lo, hi, when) \
+  { g, k, t, G_STRUCT_OFFSET (VtConfig, field), lo, hi, VT_CONFIG_APPLY_##when }
+#define OPT(g, k, t, field, lo, hi) OPT_ (g, k, t, field, lo, hi, NOW)
+#define OPT_NEW(g, k, t, field, lo, hi) OPT_ (g, k, t, field, lo, hi, NEW_VMS)
+#define OPT_RESTART(g, k, t, field, lo, hi) OPT_ (g, k, t, field, lo, hi, RESTART)
 static const Option options[] = {
-  OPT ("discovery", "libvirt", OPT_BOOL, libvirt, 0, 0),
-  OPT ("discovery", "libvirt-uri", OPT_STRING, libvirt_uri, 0, 0),
-  OPT ("discovery", "qmp-dirs", OPT_LIST, qmp_dirs, 0, 0),
-  OPT ("discovery", "qmp-timeout-ms", OPT_UINT, qmp_timeout_ms, 100, 600000),
-  OPT ("access", "source", OPT_STRING, source, 0, 0),
-  OPT ("access", "damon-slots", OPT_UINT, damon_slots, 1, 256),
-  OPT ("access", "dirty-rate-interval", OPT_UINT, dirty_rate_interval_s, 0, 86400),
-  OPT ("regions", "sample-us", OPT_UINT64, sample_us, 100, 10000000),
-  OPT ("regions", "aggr-us", OPT_UINT64, aggr_us, 1000, 600000000),
-  OPT ("regions", "min-regions", OPT_UINT, min_regions, 3, 100000),
-  OPT ("regions", "max-regions", OPT_UINT, max_regions, 3, 100000),
-  OPT ("regions", "max-region-mib", OPT_MIB, max_region_bytes, 1, 1 << 20),
-  OPT ("regions", "hot-threshold", OPT_UINT, hot_threshold_percent, 1, 100),
-  OPT ("regions", "heat-half-life-ms", OPT_UINT, heat_half_life_ms, 0, 600000),
-  OPT ("regions", "max-interval-scale", OPT_UINT, max_interval_scale, 1, 1024),
-  OPT ("regions", "history", OPT_UINT, history, 1, 100000),
-  OPT ("regions", "residency-interval", OPT_UINT, residency_interval_s, 1, 3600),
+  OPT_RESTART ("discovery", "libvirt", OPT_BOOL, libvirt, 0, 0),
+  OPT_RESTART ("discovery", "libvirt-uri", OPT_STRING, libvirt_uri, 0, 0),
+  OPT_RESTART ("discovery", "qmp-dirs", OPT_LIST, qmp_dirs, 0, 0),
+  OPT_RESTART ("discovery", "qmp-timeout-ms", OPT_UINT, qmp_timeout_ms, 100, 600000),
+  OPT_RESTART ("access", "source", OPT_STRING, source, 0, 0),
+  OPT_RESTART ("access", "damon-slots", OPT_UINT, damon_slots, 1, 256),
+  OPT_NEW ("access", "dirty-rate-interval", OPT_UINT, dirty_rate_interval_s, 0, 86400),
+  OPT_NEW ("regions", "sample-us", OPT_UINT64, sample_us, 100, 10000000),
+  OPT_NEW ("regions", "aggr-us", OPT_UINT64, aggr_us, 1000, 600000000),
+  OPT_NEW ("regions", "min-regions", OPT_UINT, min_regions, 3, 100000),
+  OPT_NEW ("regions", "max-regions", OPT_UINT, max_regions, 3, 100000),
+  OPT_NEW ("regions", "max-region-mib", OPT_MIB, max_region_bytes, 1, 1 << 20),
+  OPT_NEW ("regions", "hot-threshold", OPT_UINT, hot_threshold_percent, 1, 100),
+  OPT_NEW ("regions", "heat-half-life-ms", OPT_UINT, heat_half_life_ms, 0, 600000),
+  OPT_NEW ("regions", "max-interval-scale", OPT_UINT, max_interval_scale, 1, 1024),
+  OPT_NEW ("regions", "history", OPT_UINT, history, 1, 100000),
+  OPT_NEW ("regions", "residency-interval", OPT_UINT, residency_interval_s, 1, 3600),
   OPT ("tiering", "enabled", OPT_BOOL, tiering, 0, 0),
   OPT ("tiering", "interval-ms", OPT_UINT, tiering_interval_ms, 100, 60000),
   OPT ("tiering", "reserve-mib", OPT_MIB, reserve_bytes, 0, 1 << 30),
@@ -110,7 +130,7 @@ static const Option options[] = {
   OPT ("tiering", "demote-min-age", OPT_UINT, demote_min_age, 0, 100000),
   OPT ("tiering", "cold-threshold", OPT_UINT, cold_max_pct, 0, 100),
   OPT ("tiering", "cooldown", OPT_UINT, cooldown_s, 0, 86400),
-  OPT ("tiering", "policy-file", OPT_STRING, policy_file, 0, 0),
+  OPT_RESTART ("tiering", "policy-file", OPT_STRING, policy_file, 0, 0),
   OPT ("metrics", "listen", OPT_STRING, metrics_listen, 0, 0),
   OPT ("metrics", "textfile", OPT_STRING, metrics_textfile, 0, 0),
 };
@@ -230,6 +250,83 @@ check_relations (VtConfig *c, GPtrArray *problems)
                                         c->sample_us, c->aggr_us, d->sample_us, d->aggr_us));
     c->sample_us = d->sample_us;
     c->aggr_us = d->aggr_us;
+  }
+}
+
+static gboolean
+option_equal (const Option *o, const VtConfig *a, const VtConfig *b)
+{
+  gconstpointer x = G_STRUCT_MEMBER_P (a, o->offset), y = G_STRUCT_MEMBER_P (b, o->offset);
+  switch (o->type) {
+  case OPT_BOOL: return *(const gboolean *) x == *(const gboolean *) y;
+  case OPT_UINT: return *(const guint *) x == *(const guint *) y;
+  case OPT_UINT64:
+  case OPT_MIB: return *(const guint64 *) x == *(const guint64 *) y;
+  case OPT_STRING: return g_strcmp0 (*(char *const *) x, *(char *const *) y) == 0;
+  case OPT_LIST: {
+    const char *const *u = *(const char *const *const *) x, *const *v = *(const char *const *const *) y;
+    return (!u || !v) ? u == v : g_strv_equal (u, v);
+  }
+  }
+  return TRUE;
+}
+
+static gboolean
+vm_policy_equal (const VtVmPolicy *p, const VtVmPolicy *q)
+{
+  return p && q && p->weight == q->weight && p->min == q->min && p->max == q->max &&
+         p->mode == q->mode;
+}
+
+/* "[vm NAME]" of each VM whose group is in one and not the other, or differs. */
+static void
+diff_vm_policies (GHashTable *a, GHashTable *b, GPtrArray *changed)
+{
+  GHashTableIter it;
+  gpointer name, policy;
+  g_hash_table_iter_init (&it, a);
+  while (g_hash_table_iter_next (&it, &name, &policy))
+    if (!vm_policy_equal (policy, g_hash_table_lookup (b, name)))
+      g_ptr_array_add (changed, g_strdup_printf ("[vm %s]", (char *) name));
+  g_hash_table_iter_init (&it, b);
+  while (g_hash_table_iter_next (&it, &name, NULL))
+    if (!g_hash_table_contains (a, name))
+      g_ptr_array_add (changed, g_strdup_printf ("[vm %s]", (char *) name));
+}
+
+void
+vt_config_diff (const VtConfig *a, const VtConfig *b, GPtrArray *changed[VT_CONFIG_APPLY_N])
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (options); i++)
+    if (!option_equal (&options[i], a, b))
+      g_ptr_array_add (changed[options[i].apply],
+                       g_strdup_printf ("[%s] %s", options[i].group, options[i].key));
+  diff_vm_policies (a->vm_policies, b->vm_policies, changed[VT_CONFIG_APPLY_NOW]);
+}
+
+void
+vt_config_keep_restart_options (VtConfig *to, const VtConfig *from)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (options); i++) {
+    const Option *o = &options[i];
+    if (o->apply != VT_CONFIG_APPLY_RESTART)
+      continue;
+    gpointer t = G_STRUCT_MEMBER_P (to, o->offset);
+    gconstpointer f = G_STRUCT_MEMBER_P (from, o->offset);
+    switch (o->type) {
+    case OPT_BOOL: *(gboolean *) t = *(const gboolean *) f; break;
+    case OPT_UINT: *(guint *) t = *(const guint *) f; break;
+    case OPT_UINT64:
+    case OPT_MIB: *(guint64 *) t = *(const guint64 *) f; break;
+    case OPT_STRING:
+      g_free (*(char **) t);
+      *(char **) t = g_strdup (*(char *const *) f);
+      break;
+    case OPT_LIST:
+      g_strfreev (*(char ***) t);
+      *(char ***) t = g_strdupv (*(char **const *) f);
+      break;
+    }
   }
 }
 

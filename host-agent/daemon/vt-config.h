@@ -1,7 +1,9 @@
 /* vtierd's configuration: /etc/vtier/vtierd.conf, a GKeyFile. Every option,
  * its default and its meaning are in host-agent/data/vtierd.conf. A typo (an
  * unknown group or key) or a bad value is reported with its name, and the
- * default is used for it: vtierd keeps running. */
+ * default is used for it: vtierd keeps running. Reference counted: a VM
+ * keeps the configuration it was found with (its tracking options) across
+ * a reload (SIGHUP). */
 #pragma once
 
 #include <glib.h>
@@ -50,10 +52,27 @@ typedef struct {
 /* Reads a [vm NAME] group's keys over `policy`; a message per bad value. */
 void vt_vm_policy_read (GKeyFile *kf, const char *group, VtVmPolicy *policy, GPtrArray *problems);
 
+/* When a changed option takes effect on a reload (SIGHUP). */
+typedef enum {
+  VT_CONFIG_APPLY_NOW,      /* [tiering] (but policy-file), [metrics], [vm NAME] */
+  VT_CONFIG_APPLY_NEW_VMS,  /* [regions], dirty-rate-interval: VMs found from then on */
+  VT_CONFIG_APPLY_RESTART,  /* [discovery], [access] source and slots, policy-file */
+  VT_CONFIG_APPLY_N,
+} VtConfigApply;
+
 VtConfig *vt_config_new_defaults (void);
+VtConfig *vt_config_ref (VtConfig *config);
 /* Loads `path` over the defaults. A missing file is not an error (defaults).
  * `problems` collects one message per ignored option (may be NULL). FALSE
  * only when the file exists but cannot be parsed at all. */
 VtConfig *vt_config_load (const char *path, GPtrArray *problems, GError **error);
+/* Drops a reference (the last one frees it). */
 void vt_config_free (VtConfig *config);
+/* The options that differ between `a` and `b`, as "[group] key" (and
+ * "[vm NAME]"), appended to changed[apply] (arrays that free their
+ * strings). */
+void vt_config_diff (const VtConfig *a, const VtConfig *b, GPtrArray *changed[VT_CONFIG_APPLY_N]);
+/* Sets `to`'s options that take effect only at a restart to `from`'s: what
+ * runs is what the configuration says runs. */
+void vt_config_keep_restart_options (VtConfig *to, const VtConfig *from);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtConfig, vt_config_free)

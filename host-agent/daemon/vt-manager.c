@@ -335,17 +335,44 @@ log_sources (VtAccess *access)
                  vt_access_unavailable_reason (access, all[i]));
 }
 
-static VtTiering *
-tiering_new (const VtConfig *config, VtManager *m)
+static VtTieringConfig
+tiering_config (const VtConfig *config)
 {
-  VtTieringConfig tc = {
+  return (VtTieringConfig) {
     config->tiering_interval_ms, config->reserve_bytes, config->low_watermark_pct,
     config->high_watermark_pct, config->migrate_bytes_per_s, config->migrate_cpu_ms_per_s,
     config->promote_min_age, config->demote_min_age, config->cold_max_pct, config->cooldown_s,
   };
+}
+
+static VtTiering *
+tiering_new (const VtConfig *config, VtManager *m)
+{
+  VtTieringConfig tc = tiering_config (config);
   VtTiering *t = vt_tiering_new (&tc, tiering_inputs, m);
   vt_tiering_set_planned_func (t, on_planned, m);
   return t;
+}
+
+/* The scrape endpoint and the textfile, as the config says (none: none). */
+static void
+metrics_start (VtManager *m)
+{
+  const VtConfig *config = m->config;
+  if (!config->metrics_listen && !config->metrics_textfile)
+    return;
+  g_autoptr (GError) error = NULL;
+  m->metrics = vt_manager_metrics_new (m, config->metrics_listen, config->metrics_textfile,
+                                       &error);
+  if (!m->metrics) {
+    g_warning ("%s; no metrics served", error->message);
+    return;
+  }
+  g_autofree char *uri = vt_manager_metrics_uri (m->metrics);
+  if (uri)
+    g_message ("metrics at %smetrics", uri);
+  if (config->metrics_textfile)
+    g_message ("metrics written to %s", config->metrics_textfile);
 }
 
 VtManager *
@@ -372,21 +399,77 @@ vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir)
   if (config->qmp_dirs && config->qmp_dirs[0])
     m->qmp = vt_qmp_discovery_new ((const char *const *) config->qmp_dirs, config->qmp_timeout_ms,
                                    &events, m);
-  if (config->metrics_listen || config->metrics_textfile) {
-    g_autoptr (GError) error = NULL;
-    m->metrics = vt_manager_metrics_new (m, config->metrics_listen, config->metrics_textfile,
-                                         &error);
-    if (m->metrics) {
-      g_autofree char *uri = vt_manager_metrics_uri (m->metrics);
-      if (uri)
-        g_message ("metrics at %smetrics", uri);
-      if (config->metrics_textfile)
-        g_message ("metrics written to %s", config->metrics_textfile);
+  metrics_start (m);
+  return m;
+}
+
+static gboolean
+any_changed (GPtrArray *changed, const char *prefix)
+{
+  for (guint i = 0; i < changed->len; i++)
+    if (g_str_has_prefix (changed->pdata[i], prefix))
+      return TRUE;
+  return FALSE;
+}
+
+static char *
+join_changes (GPtrArray *changed)
+{
+  g_ptr_array_add (changed, NULL);
+  char *text = g_strjoinv (", ", (char **) changed->pdata);
+  g_ptr_array_remove_index (changed, changed->len - 1);
+  return text;
+}
+
+void
+vt_manager_reload (VtManager *m, VtConfig *config)
+{
+  g_autoptr (GPtrArray) now = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) new_vms = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) restart = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *changed[VT_CONFIG_APPLY_N] = { now, new_vms, restart };
+  vt_config_diff (m->config, config, changed);
+  vt_config_keep_restart_options (config, m->config);
+  VtConfig *old = m->config;
+  m->config = config;
+  /* The policies borrow the config's [vm NAME] table: theirs first. */
+  vt_policies_set_config_policies (m->policies, config->vm_policies);
+
+  if (any_changed (now, "[tiering]")) {
+    if (config->tiering && m->tiering) {
+      VtTieringConfig tc = tiering_config (config);
+      vt_tiering_set_config (m->tiering, &tc);
+    } else if (config->tiering) {
+      m->tiering = tiering_new (config, m);
     } else {
-      g_warning ("%s; no metrics served", error->message);
+      g_clear_pointer (&m->tiering, vt_tiering_free); /* a move under way is cancelled */
     }
   }
-  return m;
+  if (any_changed (now, "[metrics]")) {
+    g_clear_pointer (&m->metrics, vt_manager_metrics_free);
+    metrics_start (m);
+  }
+  vt_config_free (old); /* VMs keep theirs for their tracking */
+
+  if (!now->len && !new_vms->len && !restart->len) {
+    g_message ("configuration reloaded: nothing changed");
+    return;
+  }
+  g_autoptr (GString) said = g_string_new ("configuration reloaded");
+  if (now->len) {
+    g_autofree char *list = join_changes (now);
+    g_string_append_printf (said, "; in effect now: %s", list);
+  }
+  if (new_vms->len) {
+    g_autofree char *list = join_changes (new_vms);
+    g_string_append_printf (said, "; for VMs found from now on: %s", list);
+  }
+  g_message ("%s", said->str);
+  if (restart->len) {
+    g_autofree char *list = join_changes (restart);
+    g_warning ("configuration reloaded: %s changed, in effect only when vtierd restarts; "
+               "the running values stay", list);
+  }
 }
 
 void

@@ -14,4 +14,10 @@ typedef struct _VtManager VtManager;
 VtManager *vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir);
 gboolean vt_manager_export (VtManager *manager, GDBusConnection *bus, GError **error);
 void vt_manager_free (VtManager *manager);
+/* A reloaded configuration (taken): [tiering], [metrics] and the [vm NAME]
+ * policies in effect at once; [regions] for VMs found from now on (a VM
+ * keeps what it was found with); [discovery], the access source and the
+ * policy file only at a restart: their running values are kept, and the
+ * log says which changed and when each takes effect. */
+void vt_manager_reload (VtManager *manager, VtConfig *config);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtManager, vt_manager_free)

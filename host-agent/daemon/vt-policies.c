@@ -39,6 +39,12 @@ vt_policies_new (GHashTable *config_policies, const char *policy_file)
 }
 
 void
+vt_policies_set_config_policies (VtPolicies *ps, GHashTable *config_policies)
+{
+  ps->config = config_policies;
+}
+
+void
 vt_policies_free (VtPolicies *ps)
 {
   if (!ps)

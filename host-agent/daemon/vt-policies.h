@@ -14,6 +14,9 @@ VtPolicies *vt_policies_new (GHashTable *config_policies, const char *policy_fil
 void vt_policies_free (VtPolicies *ps);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtPolicies, vt_policies_free)
 
+/* A reloaded vtierd.conf's [vm NAME] groups (borrowed, as above). */
+void vt_policies_set_config_policies (VtPolicies *ps, GHashTable *config_policies);
+
 /* `source`: "metadata", "set", "config" or "default". */
 VtVmPolicy vt_policies_get (VtPolicies *ps, const char *name, const char **source);
 /* The host nodes the domain's metadata names as its tiers (guint), or NULL. */

@@ -12,7 +12,7 @@ struct _VtVm {
   char *name, *uuid, *via;
   VtQmp *qmp;
   VtAccess *access;
-  const VtConfig *config;
+  VtConfig *config; /* a reference: the one it was found with, across reloads */
   GCancellable *cancel;
 
   VtVmState state;
@@ -371,7 +371,7 @@ vt_vm_load_snapshot (VtVm *vm, const VtRegion *regions, guint n)
 
 VtVm *
 vt_vm_new (const char *name, const char *uuid, const char *via, VtQmp *qmp, VtAccess *access,
-           const VtConfig *config)
+           VtConfig *config)
 {
   VtVm *vm = g_object_new (VT_TYPE_VM, NULL);
   vm->name = g_strdup (name);
@@ -379,7 +379,7 @@ vt_vm_new (const char *name, const char *uuid, const char *via, VtQmp *qmp, VtAc
   vm->via = g_strdup (via);
   vm->qmp = g_object_ref (qmp);
   vm->access = access;
-  vm->config = config;
+  vm->config = vt_config_ref (config);
   vm->write_mbps = -1;
   return vm;
 }
@@ -391,6 +391,7 @@ vt_vm_finalize (GObject *object)
   vt_vm_stop (vm);
   g_object_unref (vm->cancel);
   g_object_unref (vm->qmp);
+  vt_config_free (vm->config);
   g_free (vm->name);
   g_free (vm->uuid);
   g_free (vm->via);

@@ -30,7 +30,7 @@ G_DECLARE_FINAL_TYPE (VtVm, vt_vm, VT, VM, GObject)
 
 /* via: "libvirt" or "qmp". access and config are borrowed (the manager's). */
 VtVm *vt_vm_new (const char *name, const char *uuid, const char *via, VtQmp *qmp,
-                 VtAccess *access, const VtConfig *config);
+                 VtAccess *access, VtConfig *config);
 /* Begins the set-up; state goes "starting" -> "tracking" or "error". */
 void vt_vm_start (VtVm *vm);
 

@@ -11,6 +11,7 @@
 typedef struct {
   GMainLoop *loop;
   VtManager *manager;
+  const char *config_path;
   int exit_code;
 } Daemon;
 
@@ -52,6 +53,25 @@ on_signal (gpointer data)
   g_message ("stopping");
   g_main_loop_quit (d->loop);
   return G_SOURCE_REMOVE;
+}
+
+/* SIGHUP (systemctl reload): the config read again. One that cannot be
+ * parsed changes nothing: the running one stays, and the log says why. */
+static gboolean
+on_reload (gpointer data)
+{
+  Daemon *d = data;
+  g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GError) error = NULL;
+  VtConfig *config = vt_config_load (d->config_path, problems, &error);
+  if (!config) {
+    g_warning ("not reloading: %s; the running configuration stays", error->message);
+    return G_SOURCE_CONTINUE;
+  }
+  for (guint i = 0; i < problems->len; i++)
+    g_warning ("%s", (char *) problems->pdata[i]);
+  vt_manager_reload (d->manager, config);
+  return G_SOURCE_CONTINUE;
 }
 
 int
@@ -116,7 +136,7 @@ main (int argc, char **argv)
   if (g_mkdir_with_parents (state_dir, 0755) < 0)
     g_warning ("state directory %s: %s", state_dir, g_strerror (errno));
 
-  Daemon d = { g_main_loop_new (NULL, FALSE), NULL, 0 };
+  Daemon d = { g_main_loop_new (NULL, FALSE), NULL, config_path, 0 };
   g_message ("vtierd %s starting (config %s)", PACKAGE_VERSION, config_path);
   d.manager = vt_manager_new (config, sysfs_root, state_dir);
   guint owner = g_bus_own_name (session ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM, BUS_NAME,
@@ -124,6 +144,7 @@ main (int argc, char **argv)
                                 on_name_lost, &d, NULL);
   g_unix_signal_add (SIGTERM, on_signal, &d);
   g_unix_signal_add (SIGINT, on_signal, &d);
+  g_unix_signal_add (SIGHUP, on_reload, &d);
   g_main_loop_run (d.loop);
 
   g_bus_unown_name (owner);

@@ -1246,6 +1246,18 @@ vt_tiering_new (const VtTieringConfig *config, VtTieringInputsFunc inputs, gpoin
 }
 
 void
+vt_tiering_set_config (VtTiering *t, const VtTieringConfig *config)
+{
+  gboolean new_interval = config->interval_ms != t->config.interval_ms;
+  t->config = *config;
+  refill (t); /* the allowances within the new caps now */
+  if (new_interval) {
+    g_clear_handle_id (&t->timer, g_source_remove);
+    t->timer = g_timeout_add (MAX (config->interval_ms, 100), on_round, t);
+  }
+}
+
+void
 vt_tiering_set_planned_func (VtTiering *t, VtTieringRoundFunc func, gpointer user_data)
 {
   t->planned = func;

@@ -138,6 +138,9 @@ typedef void (*VtTieringInputsFunc) (GArray *inputs, gpointer user_data);
 VtTiering *vt_tiering_new (const VtTieringConfig *config, VtTieringInputsFunc inputs,
                            gpointer user_data);
 void vt_tiering_free (VtTiering *tiering);
+/* A reloaded configuration: the next round plans with it (a move under
+ * way finishes); a new interval restarts the round timer. */
+void vt_tiering_set_config (VtTiering *tiering, const VtTieringConfig *config);
 /* Called after each round's plan, before its moves: every VM's stats (its
  * status above all) are this round's from then on. */
 typedef void (*VtTieringRoundFunc) (gpointer user_data);

@@ -1,7 +1,9 @@
 /* vtierd's configuration: defaults, every documented option read, typos and
  * bad values named (and the default kept), and the shipped file parses. */
+#include <gio/gio.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -247,6 +249,141 @@ test_check_config (void)
   }
 }
 
+static gboolean
+changed_has (GPtrArray *changed, const char *what)
+{
+  for (guint i = 0; i < changed->len; i++)
+    if (g_str_equal (changed->pdata[i], what))
+      return TRUE;
+  return FALSE;
+}
+
+/* A reload's differences, each in the class that says when it takes
+ * effect; the options only a restart applies keep their running values. */
+static void
+test_diff (void)
+{
+  g_autofree char *a_path = write_conf ("[discovery]\nlibvirt=true\n[vm web]\nweight=2\n"
+                                        "[vm db]\nweight=5\n");
+  g_autofree char *b_path = write_conf ("[discovery]\nlibvirt=false\nqmp-dirs=/run/a;/run/b\n"
+                                        "[tiering]\ninterval-ms=500\n[regions]\nsample-us=2000\n"
+                                        "[metrics]\ntextfile=/run/x.prom\n[vm web]\nweight=3\n"
+                                        "[vm db]\nweight=5\n[vm new]\nmode=off\n");
+  g_autoptr (VtConfig) a = vt_config_load (a_path, NULL, NULL);
+  g_autoptr (VtConfig) b = vt_config_load (b_path, NULL, NULL);
+  g_autoptr (GPtrArray) now = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) later = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) restart = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *changed[VT_CONFIG_APPLY_N] = { now, later, restart };
+  vt_config_diff (a, b, changed);
+  g_assert_cmpuint (now->len, ==, 4);
+  g_assert_true (changed_has (now, "[tiering] interval-ms"));
+  g_assert_true (changed_has (now, "[metrics] textfile"));
+  g_assert_true (changed_has (now, "[vm web]"));
+  g_assert_true (changed_has (now, "[vm new]"));
+  g_assert_cmpuint (later->len, ==, 1);
+  g_assert_true (changed_has (later, "[regions] sample-us"));
+  g_assert_cmpuint (restart->len, ==, 2);
+  g_assert_true (changed_has (restart, "[discovery] libvirt"));
+  g_assert_true (changed_has (restart, "[discovery] qmp-dirs"));
+
+  vt_config_keep_restart_options (b, a);
+  g_assert_true (b->libvirt);
+  g_assert_cmpstrv (b->qmp_dirs, a->qmp_dirs);
+  g_assert_cmpuint (b->tiering_interval_ms, ==, 500);
+  g_assert_cmpuint (b->sample_us, ==, 2000);
+
+  /* The same file twice: nothing. */
+  g_autoptr (VtConfig) a2 = vt_config_load (a_path, NULL, NULL);
+  g_autoptr (GPtrArray) n2 = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) l2 = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) r2 = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *none[VT_CONFIG_APPLY_N] = { n2, l2, r2 };
+  vt_config_diff (a, a2, none);
+  g_assert_cmpuint (n2->len + l2->len + r2->len, ==, 0);
+}
+
+static gboolean
+file_has (const char *path, const char *text)
+{
+  g_autofree char *contents = NULL;
+  return g_file_get_contents (path, &contents, NULL, NULL) && strstr (contents, text);
+}
+
+static void
+wait_for_file_text (const char *path, const char *text)
+{
+  for (int i = 0; i < 200 && !file_has (path, text); i++)
+    g_usleep (50000);
+  if (!file_has (path, text)) {
+    g_autofree char *contents = NULL;
+    g_file_get_contents (path, &contents, NULL, NULL);
+    g_test_message ("%s lacks '%s':\n%s", path, text, contents ? contents : "(none)");
+  }
+  g_assert_true (file_has (path, text));
+}
+
+/* A real vtierd (on a private bus, a fake /sys): SIGHUP reads the config
+ * again; a metrics textfile named there is written at once, a discovery
+ * change is said to wait for a restart, and a file it cannot parse
+ * changes nothing and stops nothing. */
+static void
+test_reload (void)
+{
+  const char *vtierd = g_getenv ("VTIERD");
+  if (!vtierd) {
+    g_test_skip ("needs VTIERD (set by meson test)");
+    return;
+  }
+  g_autoptr (GTestDBus) bus = g_test_dbus_new (G_TEST_DBUS_NONE);
+  g_test_dbus_up (bus);
+  g_autofree char *dir = vt_test_make_tmpdir ("vt-config-reload-XXXXXX");
+  g_autofree char *conf = g_build_filename (dir, "vtierd.conf", NULL);
+  g_autofree char *qmp = g_build_filename (dir, "qmp", NULL);
+  g_autofree char *prom = g_build_filename (dir, "vtier.prom", NULL);
+  g_autofree char *log = g_build_filename (dir, "vtierd.log", NULL);
+  g_autofree char *sysfs = g_build_filename (dir, "root", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (qmp, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (sysfs, 0755), ==, 0);
+  g_autofree char *first = g_strdup_printf ("[discovery]\nlibvirt=false\nqmp-dirs=%s\n"
+                                            "[tiering]\npolicy-file=%s/policies.conf\n", qmp, dir);
+  g_assert_true (g_file_set_contents (conf, first, -1, NULL));
+
+  g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_subprocess_launcher_set_stdout_file_path (launcher, log);
+  g_subprocess_launcher_set_flags (launcher, G_SUBPROCESS_FLAGS_STDERR_MERGE);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocess) proc = g_subprocess_launcher_spawn (launcher, &error, vtierd, "--session",
+                                                              "--config", conf, "--state-dir", dir,
+                                                              "--sysfs-root", sysfs, NULL);
+  g_assert_no_error (error);
+  wait_for_file_text (log, "serving org.vtier.Manager1");
+
+  g_autofree char *second = g_strdup_printf ("[discovery]\nlibvirt=true\nqmp-dirs=%s\n"
+                                             "[tiering]\npolicy-file=%s/policies.conf\n"
+                                             "interval-ms=500\n[metrics]\ntextfile=%s\n",
+                                             qmp, dir, prom);
+  g_assert_true (g_file_set_contents (conf, second, -1, NULL));
+  g_subprocess_send_signal (proc, SIGHUP);
+  wait_for_file_text (prom, "vtier_");
+  wait_for_file_text (log, "configuration reloaded; in effect now: [tiering] interval-ms, "
+                           "[metrics] textfile");
+  wait_for_file_text (log, "[discovery] libvirt changed, in effect only when vtierd restarts");
+
+  g_assert_true (g_file_set_contents (conf, "[tiering\n", -1, NULL));
+  g_subprocess_send_signal (proc, SIGHUP);
+  wait_for_file_text (log, "not reloading: ");
+  wait_for_file_text (log, "the running configuration stays");
+  g_usleep (200000);
+  g_assert_nonnull (g_subprocess_get_identifier (proc)); /* running still */
+
+  g_subprocess_send_signal (proc, SIGTERM);
+  g_assert_true (g_subprocess_wait (proc, NULL, &error));
+  g_assert_true (g_subprocess_get_if_exited (proc));
+  g_assert_cmpint (g_subprocess_get_exit_status (proc), ==, 0);
+  g_test_dbus_down (bus);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -261,5 +398,7 @@ main (int argc, char **argv)
   g_test_add_func ("/config/check-config", test_check_config);
   g_test_add_func ("/config/metrics-listen", test_metrics_listen);
   g_test_add_func ("/config/unreadable-stops-vtierd", test_unreadable_stops_vtierd);
+  g_test_add_func ("/config/diff", test_diff);
+  g_test_add_func ("/config/reload", test_reload);
   return g_test_run ();
 }
