@@ -236,6 +236,61 @@ move_batch (GPid pid, void **pages, guint m, int node, int *nodes, int *status, 
 
 /* ---- A range ---- */
 
+/* Pages beside a range that a huge page straddling one of its ends moves
+ * along: the kernel moves a folio whole when any of its pages is asked
+ * for. Range ends are a region's, 4 KiB aligned; uncounted, 2 MiB a job
+ * end left the tiering engine believing up to 6% less on the top tier
+ * than the kernel had, until its next measurement (a matrix case, THP
+ * always). Asked where they sit before and after the walk. */
+#define EDGE_ALIGN (2ull << 20)
+
+typedef struct {
+  void **pages;
+  int *before, *after;
+  guint n;
+} Edges;
+
+static void
+edges_clear (Edges *e)
+{
+  g_free (e->pages);
+  g_free (e->before);
+  g_free (e->after);
+}
+
+static void
+edges_collect (Edges *e, guint64 start, guint64 end, guint64 page)
+{
+  guint64 head = start & ~(EDGE_ALIGN - 1), tail = (end + EDGE_ALIGN - 1) & ~(EDGE_ALIGN - 1);
+  guint max = (guint) ((start - head + tail - end) / page);
+  *e = (Edges) { g_new (void *, MAX (max, 1)), g_new (int, MAX (max, 1)),
+                 g_new (int, MAX (max, 1)), 0 };
+  for (guint64 a = head; a < start; a += page)
+    e->pages[e->n++] = GSIZE_TO_POINTER ((gsize) a);
+  for (guint64 a = end; a < tail && start < end; a += page)
+    e->pages[e->n++] = GSIZE_TO_POINTER ((gsize) a);
+}
+
+/* Counts the pages beside the range that are on `node` now and were on
+ * another node before. A query that fails counts none (not an error: the
+ * walk's own result stands). */
+static void
+edges_count (Edges *e, GPid pid, int node, VtMigrateStats *stats)
+{
+  guint64 page = page_size ();
+  if (!e->n || !query (pid, e->pages, e->n, e->after, NULL))
+    return;
+  for (guint i = 0; i < e->n; i++)
+    if (e->before[i] >= 0 && e->before[i] != node && e->after[i] == node) {
+      stats->moved += page;
+      stats->beside += page;
+    }
+}
+
+static gboolean walk_batches (const VtProcess *process, guint64 start, guint64 end, int node,
+                              guint64 max_bytes, VtMigrateStats *stats, GCancellable *cancellable,
+                              void **pages, int *nodes, int *status, int *after, GError **error);
+
 static gboolean
 walk_range (const VtProcess *process, guint64 start, guint64 end, int node, guint64 max_bytes,
             VtMigrateStats *stats, GCancellable *cancellable, GError **error)
@@ -254,6 +309,24 @@ walk_range (const VtProcess *process, guint64 start, guint64 end, int node, guin
   g_autofree int *nodes = g_new (int, VT_MIGRATE_BATCH);
   g_autofree int *status = g_new (int, VT_MIGRATE_BATCH);
   g_autofree int *after = g_new (int, VT_MIGRATE_BATCH);
+  Edges edges;
+  edges_collect (&edges, start, end, page);
+  if (edges.n && !query (pid, edges.pages, edges.n, edges.before, NULL))
+    edges.n = 0;
+  gboolean ok = walk_batches (process, start, end, node, max_bytes, stats, cancellable, pages,
+                              nodes, status, after, error);
+  edges_count (&edges, pid, node, stats);
+  edges_clear (&edges);
+  return ok;
+}
+
+static gboolean
+walk_batches (const VtProcess *process, guint64 start, guint64 end, int node, guint64 max_bytes,
+              VtMigrateStats *stats, GCancellable *cancellable, void **pages, int *nodes,
+              int *status, int *after, GError **error)
+{
+  GPid pid = process->pid;
+  guint64 page = page_size ();
 
   for (guint64 addr = start; addr < end;) {
     if (g_cancellable_set_error_if_cancelled (cancellable, error))

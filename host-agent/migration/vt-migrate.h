@@ -12,6 +12,8 @@ G_BEGIN_DECLS
 
 typedef struct {
   guint64 moved;      /* bytes now on the target node that were elsewhere */
+  guint64 beside;     /* of moved: bytes just outside the range that a huge page
+                       * straddling one of its ends took along */
   guint64 already;    /* bytes that were on the target node already */
   guint64 busy;       /* bytes the kernel could not move now (EBUSY, EAGAIN): retry later */
   guint64 skipped;    /* bytes not present or not mapped (ENOENT, EFAULT) */
@@ -31,7 +33,9 @@ typedef struct {
  * Per-page failures are counted in `stats`, not errors. Huge pages move
  * whole (the kernel moves the folio of the first of its pages asked for).
  * Every page asked for counts its page size once, by where it is after the
- * move (a 2 MiB THP: 2 MiB moved). The walk stops when `max_bytes` are
+ * move (a 2 MiB THP: 2 MiB moved); so do the pages beside the range, up to
+ * the 2 MiB boundaries around its ends, that moved with a huge page
+ * straddling an end (`beside`): what moved is what the caller believes. The walk stops when `max_bytes` are
  * moved (pages past that are in no count) or on ENOMEM (out_of_memory). The
  * kernel's ENODEV (node without memory online) is VT_ERROR_UNSUPPORTED too.
  * Before the first batch and each one after it the process is checked to

@@ -635,6 +635,36 @@ test_fake_huge_page (Fixture *fx, gconstpointer data)
   g_assert_cmpuint (fake_count_on (1), ==, 516);
 }
 
+/* A range whose ends lie inside huge pages: the kernel moves both whole,
+ * and what moved beside the range counts too (the tiering engine's belief
+ * is what moved). Pages beside it that were on the target already, or not
+ * in a huge page it moved, do not count. */
+static void
+test_fake_huge_pages_straddling_ends (Fixture *fx, gconstpointer data)
+{
+  (void) fx, (void) data;
+  fake_place (0, 1024, 0);
+  fake_place (1024, 512, 0); /* base pages beside the tail's 2 MiB: they stay */
+  for (guint i = 0; i < 1024; i++)
+    fk.head[i] = i < 512 ? 0 : 512;
+  fk.len[0] = fk.len[512] = 512;
+
+  VtMigrateStats stats;
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (256), fake_addr (768), 1, 0, &stats,
+                                   NULL));
+  g_assert_cmpuint (fake_count_on (1), ==, 1024);
+  g_assert_cmpuint (stats.moved, ==, 1024 * page ());
+  g_assert_cmpuint (stats.beside, ==, 512 * page ());
+
+  /* Back, from inside the first only: its other pages count, the second
+   * huge page is not touched. */
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (100), fake_addr (200), 0, 0, &stats,
+                                   NULL));
+  g_assert_cmpuint (stats.moved, ==, 512 * page ());
+  g_assert_cmpuint (stats.beside, ==, 412 * page ());
+  g_assert_cmpuint (fake_count_on (0), ==, 512 + 512);
+}
+
 /* The budget stops the walk: exactly that many pages moved, across a batch
  * boundary, and the third batch never even queried. */
 static void
@@ -688,7 +718,9 @@ test_fake_out_of_memory (Fixture *fx, gconstpointer data)
   g_assert_true (stats.out_of_memory);
   g_assert_cmpuint (stats.moved, ==, 5 * page ());
   g_assert_cmpuint (stats.failed, ==, (VT_MIGRATE_BATCH - 5) * page ());
-  g_assert_cmpuint (fk.queries, ==, 2);
+  /* The batch's before and after, and the pages beside the range's end
+   * (up to its 2 MiB boundary) before and after. */
+  g_assert_cmpuint (fk.queries, ==, 4);
   g_assert_cmpuint (fake_count_on (1), ==, 5);
 }
 
@@ -728,6 +760,7 @@ main (int argc, char **argv)
   add ("/migrate/fake/reused-pid-moves-nothing", test_fake_reused_pid_moves_nothing);
   add ("/migrate/fake/reused-pid-mid-range", test_fake_reused_pid_mid_range);
   add ("/migrate/fake/huge-page", test_fake_huge_page);
+  add ("/migrate/fake/huge-pages-straddling-ends", test_fake_huge_pages_straddling_ends);
   add ("/migrate/fake/max-bytes", test_fake_max_bytes);
   add ("/migrate/fake/cpu-time", test_fake_cpu_time);
   add ("/migrate/fake/out-of-memory", test_fake_out_of_memory);
