@@ -2,7 +2,7 @@
 BUILD ?= build
 export VTIER_BUILD_DIR := $(abspath $(BUILD))
 
-.PHONY: all deps build check check-matrix unit demo bench bench-tracking clean
+.PHONY: all deps build check check-matrix check-long soak unit demo bench bench-tracking clean
 
 all: build
 
@@ -25,6 +25,19 @@ check: deps
 # table. CASES="ID ..." runs those only (`tests/testbed/matrix/cases list`).
 check-matrix: build
 	tests/testbed/matrix/run-all $(CASES)
+
+# The long scenarios, not in make check (tests/testbed/long): vtierd
+# SIGKILLed 20 times under load, libvirtd restarted, a QMP stall, a QEMU
+# killed mid-move (about 15 minutes); the installed unit under a real
+# systemd as L1's PID 1.
+check-long: build
+	tests/testbed/run --timeout 3600 --out $(BUILD)/long/restart tests/testbed/long/restart.py
+	tests/testbed/run --timeout 1800 --out $(BUILD)/long/systemd-unit tests/testbed/long/systemd-unit.py
+
+# The counted integrity soak: guests write and check every page while
+# vtierd moves their RAM back and forth until 10^5 pages have moved.
+soak: build
+	tests/testbed/run --timeout 3600 --out $(BUILD)/long/soak tests/testbed/long/soak.py
 
 unit: build
 	meson test -C $(BUILD) --suite unit --print-errorlogs
