@@ -125,6 +125,7 @@ done
 for o in $("$vtier_guest" --help | options_of); do
   check "vtier-guest.8 documents vtier-guest $o" has vtier-guest.8 "$o"
 done
+check "vtier-guest.8 names vtier-guest.service" grep -qF vtier-guest.service <<<"${text[vtier-guest.8]}"
 
 # ---- vtierd.conf.5: vt-config.c's table and the shipped file ----
 conf=$src/host-agent/data/vtierd.conf
