@@ -1,4 +1,5 @@
-/* libvirt's QEMU hook for vtier, installed as /etc/libvirt/hooks/qemu.d/vtier.
+/* libvirt's QEMU hook for vtier, installed as /usr/libexec/vtier/vtier-libvirt-hook
+ * with a link to it as /etc/libvirt/hooks/qemu.d/vtier.
  *
  * libvirt runs it as `vtier NAME OPERATION SUB-OPERATION EXTRA` with the
  * domain XML on stdin, synchronously, while it holds the domain: so it never
