@@ -2,7 +2,7 @@
 BUILD ?= build
 export VTIER_BUILD_DIR := $(abspath $(BUILD))
 
-.PHONY: all deps build check check-matrix check-long soak unit demo bench bench-tracking clean
+.PHONY: all deps build check check-matrix check-long soak unit demo bench bench-tracking deb clean
 
 all: build
 
@@ -64,6 +64,12 @@ bench: build
 # What tracking heat costs per VM, by guest size and count (prints a table).
 bench-tracking: build
 	tests/testbed/run --out $(BUILD)/bench/tracking tests/testbed/bench/tracking-cost.py
+
+# The Debian packages vtier and vtier-guest (debian/), built with
+# dpkg-buildpackage -b -us -uc in a copy of the tree: the .debs, .changes and
+# .buildinfo end up in $(BUILD)/deb/.
+deb:
+	scripts/build-deb $(BUILD)/deb
 
 clean:
 	rm -rf $(BUILD)
