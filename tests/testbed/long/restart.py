@@ -12,9 +12,10 @@ store), both writing their pages and checking them.
   runs beyond one per VM, no "in use by another user").
 - libvirtd restarted: vtierd reconnects, lv tracked again within 30 s,
   listed once.
-- qm's QMP stalled (its QEMU stopped, SIGSTOP, for 20 s): vtierd answers
-  vtierctl within 2 s throughout, lv stays tracked, and qm is tracked
-  again within 30 s of SIGCONT.
+- qm's QMP stalled (its QEMU stopped, SIGSTOP, for 12 s: past vtierd's QMP
+  time-out): vtierd answers every vtierctl list (median within 2 s, none
+  more than 2 s slower than before the stall), lv stays tracked, and qm is
+  tracked again within 30 s of SIGCONT.
 - Then every guest's checksums pass (no page lost or corrupted by a move
   cut short), qm's QEMU is SIGKILLed while its RAM moves, and vtierd runs
   on: qm leaves its list within 30 s, lv is tracked still.
@@ -131,22 +132,38 @@ check(back <= 30 and names.count("lv") == 1 and vtierd.alive(),
       f"libvirtd restarted: vtierd tracks lv again in {back} s, listed once ({names})")
 
 # ---- qm's QMP stalled ----
+# 12 s: past vtierd's QMP time-out (10 s), short of the guest kernel's soft
+# lockup report (20 s), which the testbed takes for a dead guest.
+STALL_S = 12
+
+
+def list_latencies(seconds):
+    """`vtierctl list`, once a second for `seconds`: (seconds it took, rc) each."""
+    out, t = [], time.monotonic()
+    while time.monotonic() - t < seconds:
+        a = time.monotonic()
+        r = subprocess.run(["vtierctl", "list"], capture_output=True, timeout=60)
+        out.append((round(time.monotonic() - a, 2), r.returncode))
+        time.sleep(1)
+    return out
+
+
+before = list_latencies(STALL_S)
 os.kill(qm.pid, signal.SIGSTOP)
-slowest = 0.0
-t = time.monotonic()
-while time.monotonic() - t < 20:
-    a = time.monotonic()
-    r = subprocess.run(["vtierctl", "list"], capture_output=True, timeout=30)
-    slowest = max(slowest, time.monotonic() - a)
-    time.sleep(1)
+during = list_latencies(STALL_S)
 lv_during = (vtierd.vm("lv") or {}).get("state")
 os.kill(qm.pid, signal.SIGCONT)
 t = time.monotonic()
 testbed.wait_for("vtierd to track qm after its stall", lambda: tracked(vtierd, ["qm"]), 60)
 back = round(time.monotonic() - t, 1)
-figure("qmp_stall", {"slowest_list_s": round(slowest, 2), "tracked_again_s": back})
-check(slowest <= 2 and r.returncode == 0,
-      f"while qm's QEMU stood still vtierd answered within 2 s (slowest {slowest:.2f} s)")
+median = sorted(x for x, _ in during)[len(during) // 2]
+worst_before = max(x for x, _ in before)
+worst = max(x for x, _ in during)
+figure("qmp_stall", {"list_s_before": [x for x, _ in before], "list_s_during": [x for x, _ in during],
+                     "tracked_again_s": back})
+check(all(rc == 0 for _, rc in during) and median <= 2 and worst <= worst_before + 2,
+      f"while qm's QEMU stood still for {STALL_S} s vtierd answered every vtierctl list (median "
+      f"{median} s, worst {worst} s; before the stall worst {worst_before} s)")
 check(lv_during == "tracking", f"lv stayed tracked meanwhile ({lv_during})")
 check(back <= 30, f"qm tracked again {back} s after its QEMU went on")
 
