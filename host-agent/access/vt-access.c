@@ -2,6 +2,7 @@
 
 #include "access/vt-page-sampler.h"
 #include "common/vt-error.h"
+#include "common/vt-task.h"
 #include "common/vt-sysfs.h"
 
 struct _VtAccess {
@@ -199,14 +200,28 @@ vt_access_target_take_error (VtAccessTarget *t)
   return t->sampler ? vt_page_sampler_take_error (t->sampler) : NULL;
 }
 
-gboolean
-vt_access_target_set_intervals (VtAccessTarget *t, guint64 sample_us, guint64 aggr_us,
-                                GError **error)
+void
+vt_access_target_set_intervals_async (VtAccessTarget *t, guint64 sample_us, guint64 aggr_us,
+                                      GCancellable *cancellable, GAsyncReadyCallback callback,
+                                      gpointer user_data)
 {
-  /* The own sampler's timers are the caller's. */
-  if (t->sampler)
-    return TRUE;
-  return vt_damon_set_intervals (t->access->damon, t->key, sample_us, aggr_us, error);
+  if (t->sampler) {
+    /* The own sampler's timers are the caller's. */
+    g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+    g_task_set_source_tag (task, VT_TASK_TAG (vt_access_target_set_intervals_async));
+    g_task_return_boolean (task, TRUE);
+    return;
+  }
+  vt_damon_set_intervals_async (t->access->damon, t->key, sample_us, aggr_us, cancellable,
+                                callback, user_data);
+}
+
+gboolean
+vt_access_target_set_intervals_finish (GAsyncResult *result, GError **error)
+{
+  if (g_async_result_is_tagged (result, VT_TASK_TAG (vt_access_target_set_intervals_async)))
+    return g_task_propagate_boolean (G_TASK (result), error);
+  return vt_damon_set_intervals_finish (result, error);
 }
 
 GPid

@@ -47,10 +47,13 @@ gboolean vt_access_target_in_kernel (VtAccessTarget *target);
 const VtAccessPrimitives *vt_access_target_primitives (VtAccessTarget *target, gpointer *data);
 /* A failure of the primitives since the last call (the VM is gone...), or NULL. */
 GError *vt_access_target_take_error (VtAccessTarget *target);
-/* New intervals (vt-interval-tune.h). Kernel DAMON takes them at once; the
- * own sampler's timers are the caller's to change. */
-gboolean vt_access_target_set_intervals (VtAccessTarget *target, guint64 sample_us,
-                                         guint64 aggr_us, GError **error);
+/* New intervals (vt-interval-tune.h). Kernel DAMON takes them at its next
+ * aggregation, committed off the main loop (vt-damon-commit.h); the own
+ * sampler's timers are the caller's to change (it completes at once). */
+void vt_access_target_set_intervals_async (VtAccessTarget *target, guint64 sample_us,
+                                           guint64 aggr_us, GCancellable *cancellable,
+                                           GAsyncReadyCallback callback, gpointer user_data);
+gboolean vt_access_target_set_intervals_finish (GAsyncResult *result, GError **error);
 /* The kdamond thread of a damon target, else 0 (CPU accounting). */
 GPid vt_access_target_kdamond (VtAccessTarget *target);
 

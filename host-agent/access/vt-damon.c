@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access/vt-damon-commit.h"
 #include "common/vt-error.h"
+#include "common/vt-task.h"
 #include "common/vt-sysfs.h"
 
 #define KDAMONDS_DIR "sys/kernel/mm/damon/admin/kdamonds"
@@ -59,6 +61,7 @@ struct _VtDamon {
   /* 0 until vt_damon_new() owns the slots. */
   guint n_slots;
   DamonSlot *slots;
+  VtDamonCommits *commits; /* new intervals, committed off the main loop */
 
   gboolean instance_ready;
   gboolean event_enabled;
@@ -91,18 +94,48 @@ instance_path (VtDamon *damon, const char *rel)
   return g_build_filename (damon->root, INSTANCE_DIR, rel, NULL);
 }
 
+/* DAMON's sysfs takes a global lock with trylock for a kdamond's state and
+ * pid (EBUSY when taken), and the commit in flight (vt-damon-commit.h)
+ * holds it for moments every 100 ms: a few short retries ride over that. */
+#define BUSY_TRIES 20
+#define BUSY_WAIT_US 1000
+
+static gboolean
+retry_busy (GError **error, guint *tries)
+{
+  if (!g_error_matches (*error, VT_ERROR, VT_ERROR_BUSY) || ++*tries >= BUSY_TRIES)
+    return FALSE;
+  g_clear_error (error);
+  g_usleep (BUSY_WAIT_US);
+  return TRUE;
+}
+
 static char *
 slot_read (VtDamon *damon, guint slot, const char *rel, GError **error)
 {
   g_autofree char *path = slot_path (damon, slot, rel);
-  return vt_sysfs_read (path, error);
+  g_autoptr (GError) local = NULL;
+  guint tries = 0;
+  char *value;
+  while (!(value = vt_sysfs_read (path, &local)) && retry_busy (&local, &tries))
+    ;
+  if (!value)
+    g_propagate_error (error, g_steal_pointer (&local));
+  return value;
 }
 
 static gboolean
 slot_write (VtDamon *damon, guint slot, const char *rel, const char *value, GError **error)
 {
   g_autofree char *path = slot_path (damon, slot, rel);
-  return vt_sysfs_write (path, value, error);
+  g_autoptr (GError) local = NULL;
+  guint tries = 0;
+  gboolean ok;
+  while (!(ok = vt_sysfs_write (path, value, &local)) && retry_busy (&local, &tries))
+    ;
+  if (!ok)
+    g_propagate_error (error, g_steal_pointer (&local));
+  return ok;
 }
 
 static gboolean
@@ -402,6 +435,7 @@ vt_damon_new (const char *sysfs_root, const char *state_dir, guint n_slots,
   damon->func = func;
   damon->user_data = user_data;
   damon->trace_fd = -1;
+  damon->commits = vt_damon_commits_new ();
   damon->pending = g_string_new (NULL);
   damon->assemblies = g_hash_table_new_full (NULL, NULL, NULL, assembly_free);
 
@@ -421,6 +455,8 @@ vt_damon_free (VtDamon *damon)
   for (guint i = 0; i < damon->n_slots; i++)
     if (damon->slots[i].assigned)
       turn_off_slot_quietly (damon, i);
+  /* After the slots are off: a commit in flight then ends within 100 ms. */
+  g_clear_pointer (&damon->commits, vt_damon_commits_free);
   if (damon->n_slots > 0)
     release_slots (damon);
   g_free (damon->slots);
@@ -544,32 +580,43 @@ vt_damon_remove_target (VtDamon *damon, gpointer target_key)
   DamonSlot *slot = slot_of_key (damon, target_key);
   if (!slot)
     return;
-  turn_off_slot_quietly (damon, (guint) (slot - damon->slots));
+  guint i = (guint) (slot - damon->slots);
+  g_autofree char *dir = slot_path (damon, i, NULL);
+  vt_damon_commits_forget (damon->commits, dir);
+  turn_off_slot_quietly (damon, i);
   *slot = (DamonSlot) { 0 };
 }
 
-gboolean
-vt_damon_set_intervals (VtDamon *damon, gpointer target_key, guint64 sample_us, guint64 aggr_us,
-                        GError **error)
+void
+vt_damon_set_intervals_async (VtDamon *damon, gpointer target_key, guint64 sample_us,
+                              guint64 aggr_us, GCancellable *cancellable,
+                              GAsyncReadyCallback callback, gpointer user_data)
 {
-  g_return_val_if_fail (damon != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  g_return_if_fail (damon != NULL);
   DamonSlot *slot = slot_of_key (damon, target_key);
   if (!slot) {
-    g_set_error (error, VT_ERROR, VT_ERROR_INVALID, "DAMON monitors no target %p", target_key);
-    return FALSE;
+    /* With the caller's cancellable, which a report_new_error would not check. */
+    g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+    g_task_set_source_tag (task, VT_TASK_TAG (vt_damon_set_intervals_async));
+    g_task_return_new_error (task, VT_ERROR, VT_ERROR_INVALID, "DAMON monitors no target %p",
+                             target_key);
+    return;
   }
   guint i = (guint) (slot - damon->slots);
+  g_autofree char *dir = slot_path (damon, i, NULL);
+  g_autofree char *label = g_strdup_printf ("DAMON slot %u", i);
   /* "commit" hands the running kdamond the directory's values; it keeps its
    * regions, rescaling their counts and ages to the new intervals. */
-  if (!slot_write_u64 (damon, i, INTERVALS "sample_us", sample_us, error) ||
-      !slot_write_u64 (damon, i, INTERVALS "aggr_us", aggr_us, error) ||
-      !slot_write (damon, i, "state", "commit", error)) {
-    g_prefix_error (error, "DAMON slot %u, new intervals %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
-                    " us: ", i, sample_us, aggr_us);
-    return FALSE;
-  }
-  return TRUE;
+  vt_damon_commits_request (damon->commits, dir, label, sample_us, aggr_us, cancellable, callback,
+                            user_data);
+}
+
+gboolean
+vt_damon_set_intervals_finish (GAsyncResult *result, GError **error)
+{
+  if (g_async_result_is_tagged (result, VT_TASK_TAG (vt_damon_set_intervals_async)))
+    return g_task_propagate_boolean (G_TASK (result), error);
+  return vt_damon_commits_finish (result, error);
 }
 
 GPid

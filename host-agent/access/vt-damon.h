@@ -19,7 +19,7 @@
  * the kdamond's thread id. */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 
 #include "regions/vt-regions.h"
 
@@ -46,9 +46,13 @@ gboolean vt_damon_add_target (VtDamon *damon, gpointer target_key, GPid pid,
                               const VtRegionAttrs *attrs, GError **error);
 /* Stops it and frees its slot. Unknown keys are ignored. */
 void vt_damon_remove_target (VtDamon *damon, gpointer target_key);
-/* New sampling and aggregation intervals for a running target. */
-gboolean vt_damon_set_intervals (VtDamon *damon, gpointer target_key, guint64 sample_us,
-                                 guint64 aggr_us, GError **error);
+/* New sampling and aggregation intervals for a running target, committed
+ * in a worker thread: the kernel takes them at the kdamond's next
+ * aggregation, and the write waits until then (vt-damon-commit.h). */
+void vt_damon_set_intervals_async (VtDamon *damon, gpointer target_key, guint64 sample_us,
+                                   guint64 aggr_us, GCancellable *cancellable,
+                                   GAsyncReadyCallback callback, gpointer user_data);
+gboolean vt_damon_set_intervals_finish (GAsyncResult *result, GError **error);
 /* The kdamond's thread id (for CPU accounting), or 0. */
 GPid vt_damon_get_kdamond_pid (VtDamon *damon, gpointer target_key);
 

@@ -1,9 +1,11 @@
 #include "common/vt-sysfs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/vt-error.h"
 
@@ -28,21 +30,40 @@ vt_sysfs_path (const char *path)
   return g_build_filename (vt_sysfs_root (), path, NULL);
 }
 
+/* errno as a VtError code: callers retry on BUSY (DAMON's sysfs lock) and
+ * tell a file that is not there from one that fails. */
+static int
+errno_code (int e)
+{
+  return e == ENOENT ? VT_ERROR_NOT_FOUND : e == EBUSY ? VT_ERROR_BUSY : VT_ERROR_FAILED;
+}
+
 char *
 vt_sysfs_read (const char *path, GError **error)
 {
   g_autofree char *full = vt_sysfs_path (path);
-  g_autofree char *contents = NULL;
-  g_autoptr (GError) local = NULL;
-
-  if (!g_file_get_contents (full, &contents, NULL, &local)) {
-    g_set_error (error, VT_ERROR,
-                 g_error_matches (local, G_FILE_ERROR, G_FILE_ERROR_NOENT) ? VT_ERROR_NOT_FOUND
-                                                                            : VT_ERROR_FAILED,
-                 "%s", local->message);
+  int fd = open (full, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    g_set_error (error, VT_ERROR, errno_code (e), "%s: %s", full, g_strerror (e));
     return NULL;
   }
-  return g_strchomp (g_steal_pointer (&contents));
+  g_autoptr (GString) text = g_string_new (NULL);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read (fd, buf, sizeof buf)) != 0) {
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int e = errno;
+      close (fd);
+      g_set_error (error, VT_ERROR, errno_code (e), "reading %s: %s", full, g_strerror (e));
+      return NULL;
+    }
+    g_string_append_len (text, buf, n);
+  }
+  close (fd);
+  return g_strchomp (g_string_free (g_steal_pointer (&text), FALSE));
 }
 
 gboolean
@@ -65,8 +86,7 @@ vt_sysfs_write (const char *path, const char *value, GError **error)
   FILE *f = fopen (full, "w");
   if (!f) {
     int e = errno;
-    g_set_error (error, VT_ERROR, e == ENOENT ? VT_ERROR_NOT_FOUND : VT_ERROR_FAILED,
-                 "%s: %s", full, g_strerror (e));
+    g_set_error (error, VT_ERROR, errno_code (e), "%s: %s", full, g_strerror (e));
     return FALSE;
   }
   /* sysfs reports a rejected value at write or at close: check both. */
@@ -77,7 +97,7 @@ vt_sysfs_write (const char *path, const char *value, GError **error)
     e = errno;
   }
   if (!ok)
-    g_set_error (error, VT_ERROR, e == EBUSY ? VT_ERROR_BUSY : VT_ERROR_FAILED,
+    g_set_error (error, VT_ERROR, errno_code (e),
                  "writing '%s' to %s: %s", value, full, g_strerror (e));
   return ok;
 }

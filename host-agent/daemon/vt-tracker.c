@@ -47,6 +47,8 @@ struct _VtTracker {
   guint history_len, history_cap, history_head;
   VtTrackerFailFunc fail;
   gpointer fail_data;
+  GCancellable *cancel;    /* interval commits in flight */
+  gboolean tuning_refused; /* the source refused new intervals once */
 };
 
 /* The heat row of a region set over a RAM map. */
@@ -77,32 +79,12 @@ heat_row_fill (VtHeatRow *row, const VtRamMap *map, const VtRegion *regions, gui
 
 static gboolean on_sample (gpointer data);
 
-/* New intervals, `scale` times the configured ones, for the source, the own
- * sampler's timer and the held heat. A source that refuses them keeps the
- * configured ones: the heat is as good as before tuning, and vtierd says so. */
+/* The tracker's side of new intervals: the held heat's interval, the own
+ * sampler's timer. */
 static void
-apply_interval_scale (VtTracker *t, guint scale)
+use_intervals (VtTracker *t, guint scale)
 {
   guint64 sample_us = t->base_sample_us * scale, aggr_us = t->base_aggr_us * scale;
-  g_autoptr (GError) error = NULL;
-  if (!vt_access_target_set_intervals (t->target, sample_us, aggr_us, &error)) {
-    g_warning ("tracking %s: the intervals stay at %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
-               " us: %s", t->name, t->attrs.sample_us, t->attrs.aggr_us, error->message);
-    guint was = (guint) (t->attrs.sample_us / t->base_sample_us);
-    g_clear_pointer (&t->tune, vt_interval_tune_free);
-    t->tune = vt_interval_tune_new (1); /* no more tuning */
-    vt_interval_tune_reset (t->tune, 1);
-    if (was == 1)
-      return;
-    scale = 1;
-    sample_us = t->base_sample_us;
-    aggr_us = t->base_aggr_us;
-    g_clear_error (&error);
-    if (!vt_access_target_set_intervals (t->target, sample_us, aggr_us, &error)) {
-      g_warning ("tracking %s: back to the configured intervals: %s", t->name, error->message);
-      return;
-    }
-  }
   g_debug ("tracking %s: intervals %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " us (%ux the "
            "configured)", t->name, sample_us, aggr_us, scale);
   t->attrs.sample_us = sample_us;
@@ -113,6 +95,45 @@ apply_interval_scale (VtTracker *t, guint scale)
     t->samples = 0;
     t->sample_timer = g_timeout_add (MAX (1, sample_us / 1000), on_sample, t);
   }
+}
+
+static void apply_interval_scale (VtTracker *t, guint scale);
+
+/* A source that refuses new intervals gets the configured ones back and no
+ * more tuning: the heat is as good as before tuning, and vtierd says so. */
+static void
+on_intervals_set (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  if (vt_access_target_set_intervals_finish (result, &error) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  VtTracker *t = data;
+  if (t->tuning_refused) {
+    g_warning ("tracking %s: back to the configured intervals: %s", t->name, error->message);
+    return;
+  }
+  g_warning ("tracking %s: no more interval tuning, back to the configured %" G_GUINT64_FORMAT
+             "/%" G_GUINT64_FORMAT " us: %s", t->name, t->base_sample_us, t->base_aggr_us,
+             error->message);
+  t->tuning_refused = TRUE;
+  g_clear_pointer (&t->tune, vt_interval_tune_free);
+  t->tune = vt_interval_tune_new (1);
+  vt_interval_tune_reset (t->tune, 1);
+  apply_interval_scale (t, 1);
+}
+
+/* New intervals, `scale` times the configured ones. The kernel takes them
+ * at its next aggregation, and its commit waits until then: off the main
+ * loop (vt-damon-commit.h). The tracker uses them at once; the snapshots
+ * in between still count the same accesses (the two intervals scale
+ * together, so max_accesses stays). */
+static void
+apply_interval_scale (VtTracker *t, guint scale)
+{
+  vt_access_target_set_intervals_async (t->target, t->base_sample_us * scale,
+                                        t->base_aggr_us * scale, t->cancel, on_intervals_set, t);
+  use_intervals (t, scale);
 }
 
 static void
@@ -189,6 +210,7 @@ vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map, G
   g_autoptr (GArray) ranges = ram_ranges (map);
 
   t->map = map;
+  t->cancel = g_cancellable_new ();
   t->fail = fail;
   t->fail_data = user_data;
   guint64 total = 0;
@@ -236,6 +258,8 @@ vt_tracker_free (VtTracker *t)
   if (!t)
     return;
   g_clear_handle_id (&t->sample_timer, g_source_remove);
+  g_cancellable_cancel (t->cancel);
+  g_clear_object (&t->cancel);
   g_clear_pointer (&t->target, vt_access_detach);
   g_clear_pointer (&t->regions, vt_region_set_free);
   g_clear_pointer (&t->hold, vt_heat_hold_free);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/vt-damon-commit.h"
 #include "access/vt-damon.h"
 #include "common/vt-error.h"
 #include "vt-test-tree.h"
@@ -769,6 +770,105 @@ test_add_target_writes_config (void)
   assert_slot_file (host, 1, "state", "off");
 }
 
+/* ---- new intervals, committed off the main loop --------------------- */
+
+typedef struct {
+  guint done;
+  guint ok;
+  GError *error; /* the last failure */
+} Commits;
+
+static void
+commits_clear (Commits *c)
+{
+  g_clear_error (&c->error);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Commits, commits_clear)
+
+static void
+on_damon_intervals (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer data)
+{
+  Commits *c = data;
+  g_autoptr (GError) error = NULL;
+  c->done++;
+  if (vt_damon_set_intervals_finish (result, &error))
+    c->ok++;
+  else
+    g_set_error_literal (&c->error, error->domain, error->code, error->message);
+}
+
+static void
+on_committed (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer data)
+{
+  Commits *c = data;
+  g_autoptr (GError) error = NULL;
+  c->done++;
+  if (vt_damon_commits_finish (result, &error))
+    c->ok++;
+  else
+    g_set_error_literal (&c->error, error->domain, error->code, error->message);
+}
+
+static void
+wait_commits (Commits *c, guint n)
+{
+  while (c->done < n)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* A kdamond's state file that blocks a write of "commit" until the test
+ * plays the kdamond, as Linux 6.12 blocks it until its next aggregation. */
+static char *
+make_state_fifo (const char *slot_dir)
+{
+  char *state = g_build_filename (slot_dir, "state", NULL);
+  g_unlink (state);
+  g_assert_cmpint (mkfifo (state, 0600), ==, 0);
+  return state;
+}
+
+/* The kdamond takes one request: what was written. */
+static char *
+take_request (const char *state)
+{
+  int fd = open (state, O_RDONLY | O_CLOEXEC); /* waits for the writer */
+  g_assert_cmpint (fd, >=, 0);
+  GString *text = g_string_new (NULL);
+  char buf[64];
+  ssize_t n;
+  while ((n = read (fd, buf, sizeof buf)) > 0)
+    g_string_append_len (text, buf, n);
+  close (fd);
+  return g_string_free (text, FALSE);
+}
+
+/* No writer waits on the state FIFO. */
+static void
+assert_no_request (const char *state)
+{
+  int fd = open (state, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_usleep (50000);
+  char c;
+  g_assert_cmpint (read (fd, &c, 1), <=, 0);
+  close (fd);
+}
+
+static void
+wait_for_file (const char *dir, const char *rel, const char *value)
+{
+  for (guint i = 0; i < 5000; i++) {
+    g_autofree char *now = get_file (dir, rel);
+    if (g_strcmp0 (now, value) == 0)
+      return;
+    g_usleep (1000);
+  }
+  g_assert_not_reached ();
+}
+
+#define SAMPLE_US "contexts/0/monitoring_attrs/intervals/sample_us"
+#define AGGR_US "contexts/0/monitoring_attrs/intervals/aggr_us"
+
 /* New intervals for a running kdamond: both files, then "commit", which
  * the kernel applies without stopping (its regions kept, rescaled). */
 static void
@@ -776,29 +876,117 @@ test_set_intervals_commits (void)
 {
   g_autoptr (FakeHost) host = fake_host_new ();
   g_autoptr (GPtrArray) snapshots = snapshots_new ();
-  g_autoptr (GError) error = NULL;
+  g_auto (Commits) c = { 0 };
   int vm, other;
   fake_host_add_slot_dirs (host, 2);
   VtDamon *damon = damon_new_on (host, 2, snapshots);
   add_target (damon, &vm, 4242, one_range, 1);
 
-  g_assert_true (vt_damon_set_intervals (damon, &vm, 20000, 800000, &error));
-  g_assert_no_error (error);
+  vt_damon_set_intervals_async (damon, &vm, 20000, 800000, NULL, on_damon_intervals, &c);
+  wait_commits (&c, 1);
+  g_assert_no_error (c.error);
   assert_slot_file (host, 0, CTX "monitoring_attrs/intervals/sample_us", "20000");
   assert_slot_file (host, 0, CTX "monitoring_attrs/intervals/aggr_us", "800000");
   assert_slot_file (host, 0, "state", "commit");
 
-  g_assert_false (vt_damon_set_intervals (damon, &other, 20000, 800000, &error));
-  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
-  g_clear_error (&error);
+  vt_damon_set_intervals_async (damon, &other, 20000, 800000, NULL, on_damon_intervals, &c);
+  wait_commits (&c, 2);
+  g_assert_error (c.error, VT_ERROR, VT_ERROR_INVALID);
+  g_clear_error (&c.error);
   /* A kernel that refuses (the file gone): the error names the slot and
    * the intervals. */
   g_autofree char *intervals = g_build_filename (host->root, KDAMONDS "/0/" CTX
                                                  "monitoring_attrs/intervals", NULL);
   vt_test_remove_tree (intervals);
-  g_assert_false (vt_damon_set_intervals (damon, &vm, 40000, 1600000, &error));
-  g_assert_nonnull (strstr (error->message, "DAMON slot 0, new intervals 40000/1600000 us"));
+  vt_damon_set_intervals_async (damon, &vm, 40000, 1600000, NULL, on_damon_intervals, &c);
+  wait_commits (&c, 3);
+  g_assert_nonnull (c.error);
+  g_assert_nonnull (strstr (c.error->message, "DAMON slot 0, new intervals 40000/1600000 us"));
   damon_free_on_fake_host (damon);
+}
+
+/* The commit waits for the kdamond (up to an aggregation interval: 6.4 s
+ * at 32x 200 ms, which stalled vtierd's main loop and every D-Bus call).
+ * It returns at once; the worker waits; intervals asked for meanwhile
+ * replace the queued ones, so one more commit carries the newest. */
+static void
+test_set_intervals_off_the_loop (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  g_auto (Commits) c = { 0 };
+  int vm;
+  fake_host_add_slot_dirs (host, 1);
+  VtDamon *damon = damon_new_on (host, 1, snapshots);
+  add_target (damon, &vm, 4242, one_range, 1);
+  g_autofree char *slot = g_build_filename (host->root, KDAMONDS "/0", NULL);
+  g_autofree char *state = make_state_fifo (slot);
+
+  vt_damon_set_intervals_async (damon, &vm, 20000, 800000, NULL, on_damon_intervals, &c);
+  wait_for_file (slot, AGGR_US, "800000"); /* the worker now waits in the commit */
+  vt_damon_set_intervals_async (damon, &vm, 40000, 1600000, NULL, on_damon_intervals, &c);
+  vt_damon_set_intervals_async (damon, &vm, 80000, 3200000, NULL, on_damon_intervals, &c);
+  g_main_context_iteration (NULL, FALSE);
+  g_assert_cmpuint (c.done, ==, 0);
+
+  g_autofree char *first = take_request (state);
+  g_assert_cmpstr (first, ==, "commit");
+  wait_for_file (slot, AGGR_US, "3200000"); /* written after sample_us */
+  g_autofree char *sample = get_file (slot, SAMPLE_US);
+  g_assert_cmpstr (sample, ==, "80000");
+  g_autofree char *second = take_request (state);
+  g_assert_cmpstr (second, ==, "commit");
+  wait_commits (&c, 3);
+  g_assert_no_error (c.error);
+  g_assert_cmpuint (c.ok, ==, 3);
+  assert_no_request (state);
+
+  g_unlink (state);
+  vt_test_put_file (slot, "state", "on\n");
+  damon_free_on_fake_host (damon);
+}
+
+/* A slot whose target is gone gets none of its queued intervals; freeing
+ * waits for the commit in flight and cancels the queued ones. */
+static void
+test_commits_forget_and_free (void)
+{
+  g_autofree char *root = vt_test_make_tmpdir ("vt-commits-XXXXXX");
+  g_autofree char *a = g_build_filename (root, "0", NULL);
+  g_autofree char *b = g_build_filename (root, "1", NULL);
+  vt_test_put_file (a, SAMPLE_US, "0");
+  vt_test_put_file (a, AGGR_US, "0");
+  vt_test_put_file (b, SAMPLE_US, "0");
+  vt_test_put_file (b, AGGR_US, "0");
+  g_autofree char *state = make_state_fifo (a);
+  vt_test_put_file (b, "state", "on\n");
+  g_auto (Commits) c = { 0 };
+  VtDamonCommits *commits = vt_damon_commits_new ();
+
+  vt_damon_commits_request (commits, a, "slot a", 5000, 200000, NULL, on_committed, &c);
+  wait_for_file (a, AGGR_US, "200000");
+  vt_damon_commits_request (commits, a, "slot a", 10000, 400000, NULL, on_committed, &c);
+  vt_damon_commits_forget (commits, a);
+  g_autofree char *first = take_request (state);
+  g_assert_cmpstr (first, ==, "commit");
+  wait_commits (&c, 2);
+  g_assert_cmpuint (c.ok, ==, 2);
+  assert_no_request (state);
+  g_autofree char *sample = get_file (a, SAMPLE_US);
+  g_assert_cmpstr (sample, ==, "5000");
+
+  /* In flight on a, queued on b: free returns once a's kdamond takes it. */
+  vt_damon_commits_request (commits, a, "slot a", 20000, 800000, NULL, on_committed, &c);
+  wait_for_file (a, AGGR_US, "800000");
+  vt_damon_commits_request (commits, b, "slot b", 20000, 800000, NULL, on_committed, &c);
+  GThread *kdamond = g_thread_new ("kdamond", (GThreadFunc) take_request, state);
+  vt_damon_commits_free (commits);
+  g_free (g_thread_join (kdamond));
+  wait_commits (&c, 4);
+  g_assert_cmpuint (c.ok, ==, 3);
+  g_assert_error (c.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_autofree char *b_sample = get_file (b, SAMPLE_US);
+  g_assert_cmpstr (b_sample, ==, "0");
 }
 
 static void
@@ -888,6 +1076,8 @@ main (int argc, char **argv)
   g_test_add_func ("/damon/new-takes-back-own-slots", test_new_takes_back_own_slots);
   g_test_add_func ("/damon/add-target-writes-config", test_add_target_writes_config);
   g_test_add_func ("/damon/set-intervals-commits", test_set_intervals_commits);
+  g_test_add_func ("/damon/set-intervals-off-the-loop", test_set_intervals_off_the_loop);
+  g_test_add_func ("/damon/commits-forget-and-free", test_commits_forget_and_free);
   g_test_add_func ("/damon/missing-admin-dir", test_missing_admin_dir);
   g_test_add_func ("/damon/no-vaddr-operations", test_no_vaddr_operations);
   g_test_add_func ("/damon/trace-pipe-on-main-loop", test_trace_pipe_on_main_loop);
