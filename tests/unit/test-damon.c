@@ -785,25 +785,15 @@ commits_clear (Commits *c)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Commits, commits_clear)
 
-static void
-on_damon_intervals (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer data)
-{
-  Commits *c = data;
-  g_autoptr (GError) error = NULL;
-  c->done++;
-  if (vt_damon_set_intervals_finish (result, &error))
-    c->ok++;
-  else
-    g_set_error_literal (&c->error, error->domain, error->code, error->message);
-}
-
+/* For vt_damon_set_intervals_async and vt_damon_commits_request alike
+ * (the first's finish takes the second's results). */
 static void
 on_committed (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer data)
 {
   Commits *c = data;
   g_autoptr (GError) error = NULL;
   c->done++;
-  if (vt_damon_commits_finish (result, &error))
+  if (vt_damon_set_intervals_finish (result, &error))
     c->ok++;
   else
     g_set_error_literal (&c->error, error->domain, error->code, error->message);
@@ -882,14 +872,14 @@ test_set_intervals_commits (void)
   VtDamon *damon = damon_new_on (host, 2, snapshots);
   add_target (damon, &vm, 4242, one_range, 1);
 
-  vt_damon_set_intervals_async (damon, &vm, 20000, 800000, NULL, on_damon_intervals, &c);
+  vt_damon_set_intervals_async (damon, &vm, 20000, 800000, NULL, on_committed, &c);
   wait_commits (&c, 1);
   g_assert_no_error (c.error);
   assert_slot_file (host, 0, CTX "monitoring_attrs/intervals/sample_us", "20000");
   assert_slot_file (host, 0, CTX "monitoring_attrs/intervals/aggr_us", "800000");
   assert_slot_file (host, 0, "state", "commit");
 
-  vt_damon_set_intervals_async (damon, &other, 20000, 800000, NULL, on_damon_intervals, &c);
+  vt_damon_set_intervals_async (damon, &other, 20000, 800000, NULL, on_committed, &c);
   wait_commits (&c, 2);
   g_assert_error (c.error, VT_ERROR, VT_ERROR_INVALID);
   g_clear_error (&c.error);
@@ -898,7 +888,7 @@ test_set_intervals_commits (void)
   g_autofree char *intervals = g_build_filename (host->root, KDAMONDS "/0/" CTX
                                                  "monitoring_attrs/intervals", NULL);
   vt_test_remove_tree (intervals);
-  vt_damon_set_intervals_async (damon, &vm, 40000, 1600000, NULL, on_damon_intervals, &c);
+  vt_damon_set_intervals_async (damon, &vm, 40000, 1600000, NULL, on_committed, &c);
   wait_commits (&c, 3);
   g_assert_nonnull (c.error);
   g_assert_nonnull (strstr (c.error->message, "DAMON slot 0, new intervals 40000/1600000 us"));
@@ -922,10 +912,10 @@ test_set_intervals_off_the_loop (void)
   g_autofree char *slot = g_build_filename (host->root, KDAMONDS "/0", NULL);
   g_autofree char *state = make_state_fifo (slot);
 
-  vt_damon_set_intervals_async (damon, &vm, 20000, 800000, NULL, on_damon_intervals, &c);
+  vt_damon_set_intervals_async (damon, &vm, 20000, 800000, NULL, on_committed, &c);
   wait_for_file (slot, AGGR_US, "800000"); /* the worker now waits in the commit */
-  vt_damon_set_intervals_async (damon, &vm, 40000, 1600000, NULL, on_damon_intervals, &c);
-  vt_damon_set_intervals_async (damon, &vm, 80000, 3200000, NULL, on_damon_intervals, &c);
+  vt_damon_set_intervals_async (damon, &vm, 40000, 1600000, NULL, on_committed, &c);
+  vt_damon_set_intervals_async (damon, &vm, 80000, 3200000, NULL, on_committed, &c);
   g_main_context_iteration (NULL, FALSE);
   g_assert_cmpuint (c.done, ==, 0);
 
