@@ -162,6 +162,42 @@ test_flood (Fixture *f, gconstpointer data)
   g_assert_cmpint (then, >, first);
 }
 
+/* A guest that alternates bad and good reports is named once, not once
+ * per bad one (each good one used to reset "said once"). */
+static void
+test_bad_good_alternating (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  g_test_expect_message ("vtier", G_LOG_LEVEL_WARNING, "*bad report*not a vtier-guest report*");
+  g_test_expect_message ("vtier", G_LOG_LEVEL_MESSAGE, "*reports its tiers*");
+  for (int i = 0; i < 4; i++) {
+    static const char bad[] = "{\"no\": \"version\"}\n";
+    send (f, bad, sizeof bad - 1);
+    g_usleep (550000);
+    g_main_context_iteration (NULL, FALSE);
+    send (f, GOOD "\n", strlen (GOOD) + 1);
+    g_usleep (550000);
+    g_main_context_iteration (NULL, FALSE);
+    report_within (f, 50);
+  }
+  g_test_assert_expected_messages ();
+  g_assert_cmpstr (vt_guest_reader_report (f->reader, NULL), ==, GOOD);
+}
+
+/* Of the lines that arrive in one read only the last counts (the newest
+ * wins; the others would be dropped unread): the bad one before it is
+ * never parsed, and the good one is taken at once. */
+static void
+test_last_line_of_a_read (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  static const char two[] = "{\"no\": \"version\"}\n" GOOD "\n";
+  g_test_expect_message ("vtier", G_LOG_LEVEL_MESSAGE, "*reports its tiers*");
+  send (f, two, sizeof two - 1);
+  g_assert_cmpstr (report_within (f, 300), ==, GOOD);
+  g_test_assert_expected_messages ();
+}
+
 int
 main (int argc, char **argv)
 {
@@ -169,5 +205,9 @@ main (int argc, char **argv)
   g_test_add ("/guest-reader/hostile-then-good", Fixture, NULL, setup, test_hostile_then_good,
               teardown);
   g_test_add ("/guest-reader/flood", Fixture, NULL, setup, test_flood, teardown);
+  g_test_add ("/guest-reader/bad-good-alternating", Fixture, NULL, setup,
+              test_bad_good_alternating, teardown);
+  g_test_add ("/guest-reader/last-line-of-a-read", Fixture, NULL, setup, test_last_line_of_a_read,
+              teardown);
   return g_test_run ();
 }
