@@ -217,6 +217,8 @@ def node_cpus(node):
 
 # Where vtierd looks for bare QEMU's QMP sockets (its default qmp-dirs).
 AGENT_QMP_DIR = "/run/vtier/qmp"
+# Where vtierd connects to a guest's vtier channel (common/vt-guest-channel.h).
+GUEST_CHANNEL_DIR = "/run/vtier/guest"
 
 
 def node_free_mib(node):
@@ -264,10 +266,14 @@ class Guest:
 
     @classmethod
     def start(cls, name, size, hot, pattern="uniform", mode="read", mem=None, membind=None,
-              preferred=None, verify=60, backend="ram", extra=None, cpuset_mems=None):
+              preferred=None, verify=60, backend="ram", extra=None, cpuset_mems=None,
+              channel=False, hostile=False):
         """`cpuset_mems`: run QEMU in a cgroup of its own (/sys/fs/cgroup/tb-NAME)
         whose cpuset.mems is this node list: what libvirt's numatune mode
-        'restrictive' does, with no memory policy."""
+        'restrictive' does, with no memory policy. `channel`: the vtier
+        guest channel (virtio-serial org.vtier.guest.0 on the socket vtierd
+        connects to), on which the guest reports its tiers, or, `hostile`,
+        sends what tests/testbed/l2/hostile sends."""
         g = cls(name)
         os.makedirs(RUN, exist_ok=True)
         os.makedirs(AGENT_QMP_DIR, exist_ok=True)
@@ -300,7 +306,7 @@ class Guest:
                 "-machine", "q35,memory-backend=ram0",
                 "-kernel", kernel, "-initrd", L2_INITRD,
                 "-append", "console=ttyS0 quiet panic=-1 mitigations=off vtwl="
-                + ",".join(f"{k}={v}" for k, v in wl.items()),
+                + ",".join(f"{k}={v}" for k, v in wl.items()) + (" vthostile=1" if hostile else ""),
                 "-display", "none", "-monitor", "none", "-serial", f"file:{g.log_path}",
                 "-qmp", f"unix:{g.qmp},server=on,wait=off",
                 "-qmp", f"unix:{g.probe_qmp},server=on,wait=off",
@@ -308,6 +314,11 @@ class Guest:
                 # A guest that vanishes: was it reset (a triple fault), and in what state?
                 "-d", "cpu_reset,guest_errors",
                 "-D", os.path.join(RESULTS, f"{name}.qemu-debug.{int(time.time())}.log")]
+        if channel or hostile:
+            os.makedirs(GUEST_CHANNEL_DIR, exist_ok=True)
+            cmd += ["-device", "virtio-serial-pci,id=vs0",
+                    "-chardev", f"socket,id=vtg,path={GUEST_CHANNEL_DIR}/{name}.sock,server=on,wait=off",
+                    "-device", "virtserialport,bus=vs0.0,chardev=vtg,name=org.vtier.guest.0"]
         if os.path.exists(g.pid_path):
             os.unlink(g.pid_path)
         # A guest of this name that ran before (a run again after one vanished)
