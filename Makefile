@@ -28,10 +28,14 @@ check-matrix: build
 
 # The long scenarios, not in make check (tests/testbed/long): vtierd
 # SIGKILLed 20 times under load, libvirtd restarted, a QMP stall, a QEMU
-# killed mid-move (about 15 minutes); the installed unit under a real
+# killed mid-move (about 15 minutes); a hostile guest's channel beside a
+# good guest (about 6 minutes); a real Prometheus server scraping vtierd;
+# the installed unit under a real
 # systemd as L1's PID 1; the Debian packages installed, used and purged.
 check-long: build
 	tests/testbed/run --timeout 3600 --out $(BUILD)/long/restart tests/testbed/long/restart.py
+	tests/testbed/run --timeout 1800 --out $(BUILD)/long/hostile-guest tests/testbed/long/hostile-guest.py
+	tests/testbed/run --timeout 1800 --out $(BUILD)/long/prometheus tests/testbed/long/prometheus.py
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/systemd-unit tests/testbed/long/systemd-unit.py
 	scripts/build-deb $(BUILD)/deb
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/package tests/testbed/long/package.py
