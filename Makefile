@@ -30,12 +30,14 @@ check-matrix: build
 # SIGKILLed 20 times under load, libvirtd restarted, a QMP stall, a QEMU
 # killed mid-move (about 15 minutes); a hostile guest's channel beside a
 # good guest (about 6 minutes); a real Prometheus server scraping vtierd;
+# a QEMU killed mid-move and its pid taken at once by another process;
 # the installed unit under a real
 # systemd as L1's PID 1; the Debian packages installed, used and purged.
 check-long: build
 	tests/testbed/run --timeout 3600 --out $(BUILD)/long/restart tests/testbed/long/restart.py
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/hostile-guest tests/testbed/long/hostile-guest.py
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/prometheus tests/testbed/long/prometheus.py
+	tests/testbed/run --timeout 1800 --out $(BUILD)/long/reused-pid tests/testbed/long/reused-pid.py
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/systemd-unit tests/testbed/long/systemd-unit.py
 	scripts/build-deb $(BUILD)/deb
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/package tests/testbed/long/package.py
