@@ -143,13 +143,64 @@ vt_migrate_query_nodes (GPid pid, const guint64 *addrs, guint n, int *nodes, GEr
 
 /* ---- One batch ---- */
 
+/* Joins refused[i + 1] into refused[i]. */
+static void
+join_refused (VtMigrateStats *stats, guint i)
+{
+  VtMigrateRefused *a = &stats->refused[i], *b = &stats->refused[i + 1];
+  a->start = MIN (a->start, b->start);
+  a->end = MAX (a->end, b->end);
+  a->bytes += b->bytes;
+  a->shared = a->shared && b->shared; /* a mixed run needs a busy run's strikes */
+  memmove (b, b + 1, (stats->n_refused - i - 2) * sizeof *b);
+  stats->n_refused--;
+}
+
+static gint
+refused_by_start (gconstpointer a, gconstpointer b)
+{
+  const VtMigrateRefused *x = a, *y = b;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Notes a refused page where it is: onto the run it extends, or a new run;
+ * with no room, the two nearest runs (of a kind where there are two) join. */
+static void
+note_refused (VtMigrateStats *stats, guint64 addr, guint64 bytes, gboolean shared)
+{
+  for (guint i = stats->n_refused; i-- > 0;) {
+    VtMigrateRefused *r = &stats->refused[i];
+    if (r->shared == shared && r->end == addr) {
+      r->end += bytes, r->bytes += bytes;
+      return;
+    }
+  }
+  if (stats->n_refused == VT_MIGRATE_REFUSED_MAX) {
+    qsort (stats->refused, stats->n_refused, sizeof *stats->refused, refused_by_start);
+    guint best = 0;
+    guint64 best_gap = G_MAXUINT64;
+    for (int same = 1; same >= 0 && best_gap == G_MAXUINT64; same--)
+      for (guint i = 0; i + 1 < stats->n_refused; i++) {
+        const VtMigrateRefused *a = &stats->refused[i], *b = &stats->refused[i + 1];
+        guint64 gap = b->start > a->end ? b->start - a->end : 0;
+        if ((!same || a->shared == b->shared) && gap < best_gap)
+          best = i, best_gap = gap;
+      }
+    join_refused (stats, best);
+  }
+  stats->refused[stats->n_refused++] = (VtMigrateRefused) { addr, addr + bytes, bytes, shared };
+}
+
 /* Counts a page's negative status. */
 static void
-count_errno (VtMigrateStats *stats, int status, guint64 bytes)
+count_errno (VtMigrateStats *stats, int status, guint64 addr, guint64 bytes)
 {
   switch (-status) {
   case EBUSY:
-  case EAGAIN: stats->busy += bytes; break;
+  case EAGAIN:
+    stats->busy += bytes;
+    note_refused (stats, addr, bytes, FALSE);
+    break;
   case ENOENT: /* not present */
   case EFAULT: /* not mapped, or the zero page */
     stats->skipped += bytes;
@@ -161,6 +212,7 @@ count_errno (VtMigrateStats *stats, int status, guint64 bytes)
   case EACCES: /* mapped by another process too: MPOL_MF_MOVE leaves it */
     stats->shared += bytes;
     stats->failed += bytes;
+    note_refused (stats, addr, bytes, TRUE);
     break;
   default: /* EIO, EINVAL... */
     stats->failed += bytes;
@@ -182,7 +234,7 @@ plan_batch (void **pages, const int *status, guint n, int node, guint64 budget,
     if (status[i] == node)
       stats->already += page;
     else if (status[i] < 0)
-      count_errno (stats, status[i], page);
+      count_errno (stats, status[i], (guint64) GPOINTER_TO_SIZE (pages[i]), page);
     else if (m < budget)
       pages[m++] = pages[i];
     else
@@ -220,16 +272,17 @@ move_batch (GPid pid, void **pages, guint m, int node, int *nodes, int *status, 
     return FALSE;
 
   for (guint i = 0; i < m; i++) {
+    guint64 a = (guint64) GPOINTER_TO_SIZE (pages[i]);
     if (after[i] == node)
       stats->moved += page;
     else if (status[i] < 0 && status[i] != NOT_REPORTED)
-      count_errno (stats, status[i], page);
+      count_errno (stats, status[i], a, page);
     else if (after[i] < 0) /* unmapped meanwhile */
-      count_errno (stats, after[i], page);
+      count_errno (stats, after[i], a, page);
     else if (err == ENOMEM)
       stats->failed += page;
     else /* still elsewhere and the kernel said nothing: try again later */
-      stats->busy += page;
+      count_errno (stats, -EAGAIN, a, page);
   }
   return TRUE;
 }
@@ -287,72 +340,108 @@ edges_count (Edges *e, GPid pid, int node, VtMigrateStats *stats)
     }
 }
 
-static gboolean walk_batches (const VtProcess *process, guint64 start, guint64 end, int node,
-                              guint64 max_bytes, VtMigrateStats *stats, GCancellable *cancellable,
-                              void **pages, int *nodes, int *status, int *after, GError **error);
+/* What a walk is asked to do. */
+typedef struct {
+  VtProcess process;
+  guint64 start, end;
+  int node;
+  guint64 max_bytes;
+  const VtMigrateSpan *skip; /* sorted by start */
+  guint n_skip;
+} Walk;
+
+/* The buffers of one batch. */
+typedef struct {
+  void **pages;
+  int *nodes, *status, *after;
+} Batch;
+
+static gboolean walk_batches (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable,
+                              const Batch *b, GError **error);
 
 static gboolean
-walk_range (const VtProcess *process, guint64 start, guint64 end, int node, guint64 max_bytes,
-            VtMigrateStats *stats, GCancellable *cancellable, GError **error)
+walk_range (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable, GError **error)
 {
-  GPid pid = process->pid;
+  GPid pid = w->process.pid;
   guint64 page = page_size ();
-  if (start % page || end % page || start > end) {
+  if (w->start % page || w->end % page || w->start > w->end) {
     g_set_error (error, VT_ERROR, VT_ERROR_INVALID, "not a range of whole %" G_GUINT64_FORMAT
                  "-byte pages", page);
     return FALSE;
   }
-  if (!vt_process_check (process, error) || !check_node_allowed (pid, node, error))
+  if (!vt_process_check (&w->process, error) || !check_node_allowed (pid, w->node, error))
     return FALSE;
 
   g_autofree void **pages = g_new (void *, VT_MIGRATE_BATCH);
   g_autofree int *nodes = g_new (int, VT_MIGRATE_BATCH);
   g_autofree int *status = g_new (int, VT_MIGRATE_BATCH);
   g_autofree int *after = g_new (int, VT_MIGRATE_BATCH);
+  Batch b = { pages, nodes, status, after };
   Edges edges;
-  edges_collect (&edges, start, end, page);
+  edges_collect (&edges, w->start, w->end, page);
   if (edges.n && !query (pid, edges.pages, edges.n, edges.before, NULL))
     edges.n = 0;
-  gboolean ok = walk_batches (process, start, end, node, max_bytes, stats, cancellable, pages,
-                              nodes, status, after, error);
-  edges_count (&edges, pid, node, stats);
+  gboolean ok = walk_batches (w, stats, cancellable, &b, error);
+  edges_count (&edges, pid, w->node, stats);
   edges_clear (&edges);
   return ok;
 }
 
-static gboolean
-walk_batches (const VtProcess *process, guint64 start, guint64 end, int node, guint64 max_bytes,
-              VtMigrateStats *stats, GCancellable *cancellable, void **pages, int *nodes,
-              int *status, int *after, GError **error)
+/* Fills pages[] with up to VT_MIGRATE_BATCH pages from *addr on, below
+ * `end`, past the skipped spans (*skip_at: the first span not behind us);
+ * *addr moves past them. */
+static guint
+gather (const Walk *w, guint64 *addr, guint *skip_at, void **pages)
 {
-  GPid pid = process->pid;
   guint64 page = page_size ();
+  guint n = 0;
+  while (*addr < w->end && n < VT_MIGRATE_BATCH) {
+    while (*skip_at < w->n_skip && w->skip[*skip_at].end <= *addr)
+      (*skip_at)++;
+    if (*skip_at < w->n_skip && w->skip[*skip_at].start <= *addr) {
+      *addr = MIN (w->end, w->skip[*skip_at].end);
+      continue;
+    }
+    pages[n++] = GSIZE_TO_POINTER ((gsize) *addr);
+    *addr += page;
+  }
+  return n;
+}
 
-  for (guint64 addr = start; addr < end;) {
+static gboolean
+walk_batches (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable, const Batch *b,
+              GError **error)
+{
+  GPid pid = w->process.pid;
+  guint64 page = page_size ();
+  guint skip_at = 0;
+
+  stats->walked_end = w->start;
+  for (guint64 addr = w->start; addr < w->end;) {
     if (g_cancellable_set_error_if_cancelled (cancellable, error))
       return FALSE;
     guint64 budget = G_MAXUINT64;
-    if (max_bytes) {
-      budget = stats->moved < max_bytes ? (max_bytes - stats->moved) / page : 0;
+    if (w->max_bytes) {
+      budget = stats->moved < w->max_bytes ? (w->max_bytes - stats->moved) / page : 0;
       if (!budget)
         break;
     }
-    guint n = (guint) MIN ((end - addr) / page, VT_MIGRATE_BATCH);
-    for (guint i = 0; i < n; i++)
-      pages[i] = GSIZE_TO_POINTER ((gsize) (addr + i * page));
-    if (!query (pid, pages, n, status, error))
+    guint64 next = addr;
+    guint n = gather (w, &next, &skip_at, b->pages);
+    if (n && !query (pid, b->pages, n, b->status, error))
       return FALSE;
 
     gboolean deferred = FALSE;
-    guint m = plan_batch (pages, status, n, node, budget, stats, &deferred);
+    guint m = plan_batch (b->pages, b->status, n, w->node, budget, stats, &deferred);
     /* The first batch's check was the one above. */
-    if (m && addr > start && !vt_process_check (process, error))
+    if (m && addr > w->start && !vt_process_check (&w->process, error))
       return FALSE;
-    if (m && !move_batch (pid, pages, m, node, nodes, status, after, stats, error))
+    if (m && !move_batch (pid, b->pages, m, w->node, b->nodes, b->status, b->after, stats, error))
       return FALSE;
     if (stats->out_of_memory || deferred)
       break;
-    addr += n * page;
+    addr = next;
+    stats->walked_end = addr;
   }
   return TRUE;
 }
@@ -369,41 +458,46 @@ thread_cpu_us (void)
 
 /* vt_migrate_range with cancellation between batches. */
 static gboolean
-migrate_range (const VtProcess *process, guint64 start, guint64 end, int node,
-               guint64 max_bytes, VtMigrateStats *stats, GCancellable *cancellable,
-               GError **error)
+migrate_range (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable, GError **error)
 {
   memset (stats, 0, sizeof *stats);
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
   guint64 cpu0 = thread_cpu_us ();
-  gboolean ok = walk_range (process, start, end, node, max_bytes, stats, cancellable, error);
+  gboolean ok = walk_range (w, stats, cancellable, error);
   stats->cpu_us = thread_cpu_us () - cpu0;
   if (ok)
     return TRUE;
   if (error && *error && (*error)->domain == VT_ERROR)
     g_prefix_error (error, "moving pid %d [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
-                    "x) to node %d: ", (int) process->pid, start, end, node);
+                    "x) to node %d: ", (int) w->process.pid, w->start, w->end, w->node);
   return FALSE;
 }
 
 gboolean
 vt_migrate_range (const VtProcess *process, guint64 start, guint64 end, int node,
-                  guint64 max_bytes, VtMigrateStats *stats, GError **error)
+                  guint64 max_bytes, const VtMigrateSpan *skip, guint n_skip,
+                  VtMigrateStats *stats, GError **error)
 {
   VtMigrateStats local;
-  return migrate_range (process, start, end, node, max_bytes, stats ? stats : &local, NULL,
-                        error);
+  Walk w = { *process, start, end, node, max_bytes, skip, n_skip };
+  return migrate_range (&w, stats ? stats : &local, NULL, error);
 }
 
 /* ---- In a worker thread ---- */
 
 typedef struct {
-  VtProcess process;
-  guint64 start, end;
-  int node;
-  guint64 max_bytes;
+  Walk walk;
+  GArray *skip; /* VtMigrateSpan: walk.skip's storage */
 } RangeJob;
+
+static void
+range_job_free (gpointer data)
+{
+  RangeJob *job = data;
+  g_clear_pointer (&job->skip, g_array_unref);
+  g_free (job);
+}
 
 static void
 range_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
@@ -412,8 +506,7 @@ range_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancell
   const RangeJob *job = data;
   VtMigrateStats stats;
   GError *error = NULL;
-  if (migrate_range (&job->process, job->start, job->end, job->node, job->max_bytes, &stats,
-                     cancellable, &error))
+  if (migrate_range (&job->walk, &stats, cancellable, &error))
     g_task_return_pointer (task, g_memdup2 (&stats, sizeof stats), g_free);
   else
     g_task_return_error (task, error);
@@ -421,14 +514,19 @@ range_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancell
 
 void
 vt_migrate_range_async (const VtProcess *process, guint64 start, guint64 end, int node,
-                        guint64 max_bytes, GCancellable *cancellable,
+                        guint64 max_bytes, GArray *skip, GCancellable *cancellable,
                         GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   g_task_set_source_tag (task, VT_TASK_TAG (vt_migrate_range_async));
-  RangeJob *job = g_new (RangeJob, 1);
-  *job = (RangeJob) { *process, start, end, node, max_bytes };
-  g_task_set_task_data (task, job, g_free);
+  RangeJob *job = g_new0 (RangeJob, 1);
+  job->walk = (Walk) { *process, start, end, node, max_bytes, NULL, 0 };
+  if (skip) {
+    job->skip = skip;
+    job->walk.skip = (const VtMigrateSpan *) (gpointer) skip->data;
+    job->walk.n_skip = skip->len;
+  }
+  g_task_set_task_data (task, job, range_job_free);
   /* move_pages blocks while the kernel copies the pages. */
   g_task_run_in_thread (task, range_thread);
 }

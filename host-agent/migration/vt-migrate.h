@@ -10,6 +10,23 @@
 
 G_BEGIN_DECLS
 
+/* Pages [start, end) of the process, in address order. */
+typedef struct {
+  guint64 start, end;
+} VtMigrateSpan;
+
+/* A run of pages the kernel would not move: `bytes` of them within
+ * [start, end) (all, unless runs were joined to fit). */
+typedef struct {
+  guint64 start, end, bytes;
+  gboolean shared; /* EACCES: mapped by another process too; else busy */
+} VtMigrateRefused;
+
+/* Runs of refused pages a walk reports; past that the two nearest of a
+ * kind are joined: where a few pages sit, not each of them, is what the
+ * caller keeps (to leave them out of later walks). */
+#define VT_MIGRATE_REFUSED_MAX 32
+
 typedef struct {
   guint64 moved;      /* bytes now on the target node that were elsewhere */
   guint64 beside;     /* of moved: bytes just outside the range that a huge page
@@ -22,28 +39,39 @@ typedef struct {
                        * moves only pages the process alone maps) */
   gboolean out_of_memory; /* ENOMEM on the target: the round ended early */
   guint64 cpu_us;     /* CPU time of the calling thread it took (the kernel copies on it) */
+  /* Where the busy and shared pages are, by address: the only way a
+   * caller learns which pages to leave alone (its job's range is a
+   * region's, and regions move). */
+  VtMigrateRefused refused[VT_MIGRATE_REFUSED_MAX];
+  guint n_refused;
+  guint64 walked_end; /* every page of [start, walked_end) not skipped was asked for */
 } VtMigrateStats;
 
 /* Pages per move_pages call. */
 #define VT_MIGRATE_BATCH 4096
 
-/* Moves the pages of [start, end) (page aligned) of `process` to `node`, at most
- * `max_bytes` (0: all). A target node outside the process's cpuset mems is
- * VT_ERROR_UNSUPPORTED (nothing moved); a vanished process VT_ERROR_GONE.
- * Per-page failures are counted in `stats`, not errors. Huge pages move
+/* Moves the pages of [start, end) (page aligned) of `process` to `node`, at
+ * most `max_bytes` (0: all), leaving out the pages in `skip` (n_skip spans
+ * sorted by start; NULL: none): pages the kernel
+ * refused lately, not asked for again. A target node outside the process's
+ * cpuset mems is VT_ERROR_UNSUPPORTED (nothing moved); a vanished process
+ * VT_ERROR_GONE. Per-page failures are counted in `stats`, not errors;
+ * where the busy and shared ones sit, in stats->refused. Huge pages move
  * whole (the kernel moves the folio of the first of its pages asked for).
  * Every page asked for counts its page size once, by where it is after the
  * move (a 2 MiB THP: 2 MiB moved); so do the pages beside the range, up to
  * the 2 MiB boundaries around its ends, that moved with a huge page
- * straddling an end (`beside`): what moved is what the caller believes. The walk stops when `max_bytes` are
- * moved (pages past that are in no count) or on ENOMEM (out_of_memory). The
- * kernel's ENODEV (node without memory online) is VT_ERROR_UNSUPPORTED too.
- * Before the first batch and each one after it the process is checked to
- * be the one identified (vt_process_check): a pid that names another
- * process now is VT_ERROR_GONE, and none of that process's pages move.
- * On an error `stats` holds what was counted before it. */
+ * straddling an end (`beside`): what moved is what the caller believes.
+ * The walk stops when `max_bytes` are moved (pages past that are in no
+ * count) or on ENOMEM (out_of_memory). The kernel's ENODEV (node without
+ * memory online) is VT_ERROR_UNSUPPORTED too. Before the first batch and
+ * each one after it the process is checked to be the one identified
+ * (vt_process_check): a pid that names another process now is
+ * VT_ERROR_GONE, and none of that process's pages move. On an error
+ * `stats` holds what was counted before it. */
 gboolean vt_migrate_range (const VtProcess *process, guint64 start, guint64 end, int node,
-                           guint64 max_bytes, VtMigrateStats *stats, GError **error);
+                           guint64 max_bytes, const VtMigrateSpan *skip, guint n_skip,
+                           VtMigrateStats *stats, GError **error);
 
 /* The node of each page (a move_pages query), or a negative errno per page. */
 gboolean vt_migrate_query_nodes (GPid pid, const guint64 *addrs, guint n, int *nodes,
@@ -55,9 +83,10 @@ gboolean vt_migrate_query_nodes (GPid pid, const guint64 *addrs, guint n, int *n
 GArray *vt_migrate_allowed_nodes (GPid pid, GError **error);
 
 /* One range in a worker thread; the result is a VtMigrateStats (g_free).
- * `cancellable` is checked before each batch: G_IO_ERROR_CANCELLED. */
+ * `skip` (VtMigrateSpan, or NULL) is taken. `cancellable` is checked
+ * before each batch: G_IO_ERROR_CANCELLED. */
 void vt_migrate_range_async (const VtProcess *process, guint64 start, guint64 end, int node,
-                             guint64 max_bytes, GCancellable *cancellable,
+                             guint64 max_bytes, GArray *skip, GCancellable *cancellable,
                              GAsyncReadyCallback callback, gpointer user_data);
 VtMigrateStats *vt_migrate_range_finish (GAsyncResult *result, GError **error);
 

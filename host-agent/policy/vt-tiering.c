@@ -417,24 +417,17 @@ note_rate (VtTiering *t, const VtMigrateStats *st)
   t->rate_all = t->rate_all > 0 ? 0.7 * t->rate_all + 0.3 * rate : rate;
 }
 
-/* What of a job's range the kernel would not move, held out of the plans:
- * pages another process maps too (EACCES: held at once, that does not
- * pass), and pages busy in RETRY_MAX moves of the range in a row, whether
- * retries or new plans (its heat plans it again each round). A job that
- * went over its whole range and left nothing behind makes it movable. */
+/* What of a job's range the kernel would not move, held out of the plans
+ * by address: pages another process maps too (EACCES: held at once, that
+ * does not pass), and pages busy in RETRY_MAX moves in a row, whether
+ * retries or new plans (its heat plans it again each round). Later jobs
+ * leave them out (run_next_job), whatever region they come in. */
 static void
 note_unmovable (VmState *s, const Job *job, const VtMigrateStats *st)
 {
   gint64 until = g_get_monotonic_time () + UNMOVABLE_HOLD_S * G_USEC_PER_SEC;
-  if (st->shared > 0)
-    vt_unmovable_note (s->unmovable, job->start, job->end, job->promote, st->shared,
-                       VT_UNMOVABLE_SHARED, 1, until);
-  else if (st->busy > 0)
-    vt_unmovable_note (s->unmovable, job->start, job->end, job->promote, st->busy,
-                       VT_UNMOVABLE_PINNED, RETRY_MAX, until);
-  else if (st->busy == 0 && st->failed == 0 &&
-           st->moved + st->already + st->skipped >= job->end - job->start)
-    vt_unmovable_clear (s->unmovable, job->start, job->end, job->promote);
+  vt_unmovable_note (s->unmovable, job->start, st->walked_end, job->promote, st->refused,
+                     st->n_refused, RETRY_MAX, until);
 }
 
 static void
@@ -619,7 +612,9 @@ run_next_job (VtTiering *t)
     s->stats.moving_up = moving;
   else
     s->stats.moving_down = moving;
-  vt_migrate_range_async (&job->process, job->start, job->end, job->node, max, t->cancel,
+  GArray *skip = vt_unmovable_spans_in (s->unmovable, job->start, job->end, job->promote,
+                                        g_get_monotonic_time ());
+  vt_migrate_range_async (&job->process, job->start, job->end, job->node, max, skip, t->cancel,
                           on_job_done, t);
 }
 

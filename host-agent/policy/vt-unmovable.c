@@ -4,16 +4,21 @@
 
 typedef struct {
   guint64 start, end;
-  guint64 bytes;
+  guint64 bytes;  /* refused within [start, end) */
   gboolean promote;
   VtUnmovableReason reason;
-  guint strikes;  /* notes in a row */
+  guint strikes;  /* moves in a row that refused it */
   gboolean held;  /* out of the plans: strikes reached what its reason needs */
   gint64 until_us;
 } Held;
 
+/* Notes kept per VM at most: a run is a page at least, and a host with
+ * more scattered pins than this holds the first ones out and retries the
+ * rest. */
+#define MAX_NOTES 4096
+
 struct _VtUnmovable {
-  GArray *held; /* Held; a handful per VM: one per range a job spans */
+  GArray *held; /* Held, not overlapping where held, in no order */
 };
 
 VtUnmovable *
@@ -44,40 +49,42 @@ expire (VtUnmovable *u, gint64 now)
   }
 }
 
-static gint
-find (VtUnmovable *u, guint64 start, guint64 end, gboolean promote)
+static gboolean
+overlaps (const Held *h, guint64 start, guint64 end, gboolean promote)
 {
-  for (guint i = 0; i < u->held->len; i++) {
-    const Held *h = &g_array_index (u->held, Held, i);
-    if (h->start == start && h->end == end && h->promote == promote)
-      return (gint) i;
+  return h->promote == promote && h->start < end && start < h->end;
+}
+
+void
+vt_unmovable_note (VtUnmovable *u, guint64 start, guint64 walked_end, gboolean promote,
+                   const VtMigrateRefused *runs, guint n_runs, guint pinned_strikes,
+                   gint64 until_us)
+{
+  expire (u, g_get_monotonic_time ());
+  g_autoptr (GArray) fresh = g_array_new (FALSE, FALSE, sizeof (Held));
+  for (guint r = 0; r < n_runs; r++) {
+    const VtMigrateRefused *run = &runs[r];
+    VtUnmovableReason reason = run->shared ? VT_UNMOVABLE_SHARED : VT_UNMOVABLE_PINNED;
+    Held h = { run->start, run->end, MIN (run->bytes, run->end - run->start), promote, reason,
+               1, FALSE, until_us };
+    for (guint i = 0; i < u->held->len; i++) {
+      const Held *old = &g_array_index (u->held, Held, i);
+      if (!old->held && old->reason == reason && overlaps (old, h.start, h.end, promote))
+        h.strikes = MAX (h.strikes, old->strikes + 1);
+    }
+    h.held = reason == VT_UNMOVABLE_SHARED || h.strikes >= MAX (pinned_strikes, 1);
+    g_array_append_val (fresh, h);
   }
-  return -1;
-}
-
-void
-vt_unmovable_note (VtUnmovable *u, guint64 start, guint64 end, gboolean promote,
-                   guint64 bytes, VtUnmovableReason reason, guint strikes, gint64 until_us)
-{
-  if (end <= start || bytes == 0 || reason == VT_UNMOVABLE_NONE)
-    return;
-  Held h = { start, end, MIN (bytes, end - start), promote, reason, 1, FALSE, until_us };
-  gint i = find (u, start, end, promote);
-  if (i >= 0 && g_array_index (u->held, Held, i).reason == reason)
-    h.strikes = g_array_index (u->held, Held, i).strikes + 1;
-  h.held = h.strikes >= MAX (strikes, 1);
-  if (i >= 0)
-    g_array_index (u->held, Held, i) = h;
-  else
-    g_array_append_val (u->held, h);
-}
-
-void
-vt_unmovable_clear (VtUnmovable *u, guint64 start, guint64 end, gboolean promote)
-{
-  gint i = find (u, start, end, promote);
-  if (i >= 0)
-    g_array_remove_index_fast (u->held, (guint) i);
+  /* What this walk asked for again replaces what was noted of it. */
+  for (guint i = 0; i < u->held->len;) {
+    const Held *old = &g_array_index (u->held, Held, i);
+    if (!old->held && overlaps (old, start, MAX (start, walked_end), promote))
+      g_array_remove_index_fast (u->held, i);
+    else
+      i++;
+  }
+  for (guint r = 0; r < fresh->len && u->held->len < MAX_NOTES; r++)
+    g_array_append_val (u->held, g_array_index (fresh, Held, r));
 }
 
 guint64
@@ -87,14 +94,40 @@ vt_unmovable_bytes_in (VtUnmovable *u, guint64 start, guint64 end, gboolean prom
   guint64 sum = 0;
   for (guint i = 0; i < u->held->len; i++) {
     const Held *h = &g_array_index (u->held, Held, i);
-    guint64 lo = MAX (start, h->start), hi = MIN (end, h->end);
-    if (!h->held || h->promote != promote || lo >= hi)
+    if (!h->held || !overlaps (h, start, end, promote))
       continue;
+    guint64 lo = MAX (start, h->start), hi = MIN (end, h->end);
     sum += hi - lo == h->end - h->start
              ? h->bytes
              : (guint64) ((double) h->bytes * (double) (hi - lo) / (double) (h->end - h->start));
   }
   return MIN (sum, end > start ? end - start : 0);
+}
+
+static gint
+span_by_start (gconstpointer a, gconstpointer b)
+{
+  const VtMigrateSpan *x = a, *y = b;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+GArray *
+vt_unmovable_spans_in (VtUnmovable *u, guint64 start, guint64 end, gboolean promote, gint64 now)
+{
+  expire (u, now);
+  GArray *spans = NULL;
+  for (guint i = 0; i < u->held->len; i++) {
+    const Held *h = &g_array_index (u->held, Held, i);
+    if (!h->held || !overlaps (h, start, end, promote))
+      continue;
+    if (!spans)
+      spans = g_array_new (FALSE, FALSE, sizeof (VtMigrateSpan));
+    VtMigrateSpan s = { MAX (start, h->start), MIN (end, h->end) };
+    g_array_append_val (spans, s);
+  }
+  if (spans)
+    g_array_sort (spans, span_by_start);
+  return spans;
 }
 
 guint64

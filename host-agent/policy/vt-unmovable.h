@@ -8,6 +8,8 @@
 
 #include <glib.h>
 
+#include "migration/vt-migrate.h"
+
 G_BEGIN_DECLS
 
 typedef enum {
@@ -27,17 +29,23 @@ VtUnmovable *vt_unmovable_new (void);
 void vt_unmovable_free (VtUnmovable *u);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtUnmovable, vt_unmovable_free)
 
-/* `bytes` of [start, end) would not move up (`promote`) or down, for
- * `reason`. Once the range has been noted so `strikes` times in a row
- * (1: at once) it is held out until until_us (monotonic), counted from
- * its last note. A range noted again keeps the newest figures. */
-void vt_unmovable_note (VtUnmovable *u, guint64 start, guint64 end, gboolean promote,
-                        guint64 bytes, VtUnmovableReason reason, guint strikes, gint64 until_us);
-/* [start, end) moved that way with nothing left behind: forget it. */
-void vt_unmovable_clear (VtUnmovable *u, guint64 start, guint64 end, gboolean promote);
-/* Of [start, end), the bytes held unmovable that way now (a range that
+/* A move that way (`promote`) asked for the pages of [start, walked_end)
+ * and the kernel refused `runs` (VtMigrateStats.refused). By address, not
+ * by the move's range: ranges are regions', and regions split and merge.
+ * A shared run is held out at once; a busy run once it has been refused in
+ * `pinned_strikes` moves in a row; held until until_us (monotonic). The
+ * notes of the walked range not held yet are replaced: a page it moved
+ * starts its count again. */
+void vt_unmovable_note (VtUnmovable *u, guint64 start, guint64 walked_end, gboolean promote,
+                        const VtMigrateRefused *runs, guint n_runs, guint pinned_strikes,
+                        gint64 until_us);
+/* Of [start, end), the bytes held unmovable that way now (a run that
  * overlaps it in part counts in proportion). */
 guint64 vt_unmovable_bytes_in (VtUnmovable *u, guint64 start, guint64 end, gboolean promote,
+                               gint64 now);
+/* The runs held that way now within [start, end), cut to it, by address
+ * (VtMigrateSpan: what a move leaves out); NULL for none. */
+GArray *vt_unmovable_spans_in (VtUnmovable *u, guint64 start, guint64 end, gboolean promote,
                                gint64 now);
 /* All of it held now, either way; *main the reason of the most of it. */
 guint64 vt_unmovable_total (VtUnmovable *u, gint64 now, VtUnmovableReason *main);

@@ -111,7 +111,7 @@ own_range (const char *m, guint n, int node, guint64 max_bytes, VtMigrateStats *
            GError **error)
 {
   VtProcess self = proc_of (getpid ());
-  return vt_migrate_range (&self, addr (m), addr (m) + n * page (), node, max_bytes, stats,
+  return vt_migrate_range (&self, addr (m), addr (m) + n * page (), node, max_bytes, NULL, 0, stats,
                            error);
 }
 
@@ -232,7 +232,8 @@ test_real_gone (void)
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
   VtProcess gone = { child, 1 };
-  g_assert_false (vt_migrate_range (&gone, addr (m), addr (m) + page (), 0, 0, &stats, &error));
+  g_assert_false (vt_migrate_range (&gone, addr (m), addr (m) + page (), 0, 0, NULL, 0,
+                                    &stats, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
   g_clear_error (&error);
 
@@ -245,7 +246,8 @@ test_real_gone (void)
   /* Its status still readable (a fake), the syscall is what notices. */
   char *root = fake_root (child, "0");
   VtProcess faked = { child, FAKE_START };
-  g_assert_false (vt_migrate_range (&faked, addr (m), addr (m) + page (), 0, 0, &stats, &error));
+  g_assert_false (vt_migrate_range (&faked, addr (m), addr (m) + page (), 0, 0, NULL, 0,
+                                    &stats, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
   g_assert_nonnull (strstr (error->message, "move_pages"));
   fake_root_done (root);
@@ -271,7 +273,7 @@ test_invalid_range (void)
 {
   g_autoptr (GError) error = NULL;
   VtProcess self = proc_of (getpid ());
-  g_assert_false (vt_migrate_range (&self, page () + 1, 4 * page (), 0, 0, NULL, &error));
+  g_assert_false (vt_migrate_range (&self, page () + 1, 4 * page (), 0, 0, NULL, 0, NULL, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
 }
 
@@ -290,7 +292,8 @@ run_async (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
 {
   GAsyncResult *result = NULL;
   VtProcess process = proc_of (pid);
-  vt_migrate_range_async (&process, start, end, node, max_bytes, cancellable, on_done, &result);
+  vt_migrate_range_async (&process, start, end, node, max_bytes, NULL, cancellable, on_done,
+                          &result);
   while (!result)
     g_main_context_iteration (NULL, TRUE);
   VtMigrateStats *stats = vt_migrate_range_finish (result, error);
@@ -416,6 +419,8 @@ typedef struct {
   guint head[FAKE_PAGES];     /* first page of its folio */
   guint len[FAKE_PAGES];      /* pages in its folio (valid at the head) */
   gboolean shared[FAKE_PAGES];
+  gboolean pinned[FAKE_PAGES]; /* -EBUSY in every move */
+  guint asked[FAKE_PAGES];     /* moves that asked for it */
   guint free_pages[2];
   guint queries, moves;
   GCancellable *cancel_after_move; /* cancelled after the first move call */
@@ -473,8 +478,12 @@ fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, i
     gint64 x = fake_index (pages[i]);
     int to = nodes[i];
     gint64 moved = -1;
+    if (x >= 0)
+      fk.asked[x]++;
     if (x < 0)
       status[i] = -EFAULT;
+    else if (fk.pinned[x] && fk.where[x] >= 0 && fk.where[x] != to)
+      status[i] = -EBUSY;
     else if (fk.where[x] < 0)
       status[i] = fk.where[x];
     else if (fk.head[x] == queued)
@@ -568,7 +577,8 @@ test_fake_two_nodes (Fixture *fx, gconstpointer data)
 
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (16), 1, 0, &stats, &error));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (16), 1, 0, NULL, 0,
+                                   &stats, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (stats.moved, ==, 8 * page ());
   g_assert_cmpuint (stats.already, ==, 4 * page ());
@@ -592,7 +602,7 @@ test_fake_reused_pid_moves_nothing (Fixture *fx, gconstpointer data)
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
   g_assert_false (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1, 0,
-                                    &stats, &error));
+                                    NULL, 0, &stats, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
   g_assert_nonnull (strstr (error->message, "now names a process"));
   g_assert_cmpuint (fk.moves, ==, 0);
@@ -610,7 +620,7 @@ test_fake_reused_pid_mid_range (Fixture *fx, gconstpointer data)
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
   g_assert_false (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1, 0,
-                                    &stats, &error));
+                                    NULL, 0, &stats, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
   g_assert_cmpuint (fk.moves, ==, 1);
   g_assert_cmpuint (fake_count_on (1), ==, VT_MIGRATE_BATCH);
@@ -629,7 +639,8 @@ test_fake_huge_page (Fixture *fx, gconstpointer data)
   fk.len[0] = 512;
 
   VtMigrateStats stats;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (516), 1, 0, &stats, NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (516), 1, 0, NULL, 0,
+                                   &stats, NULL));
   g_assert_cmpuint (stats.moved, ==, 516 * page ());
   g_assert_cmpuint (stats.busy + stats.failed + stats.already, ==, 0);
   g_assert_cmpuint (fake_count_on (1), ==, 516);
@@ -650,16 +661,16 @@ test_fake_huge_pages_straddling_ends (Fixture *fx, gconstpointer data)
   fk.len[0] = fk.len[512] = 512;
 
   VtMigrateStats stats;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (256), fake_addr (768), 1, 0, &stats,
-                                   NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (256), fake_addr (768), 1, 0, NULL, 0,
+                                   &stats, NULL));
   g_assert_cmpuint (fake_count_on (1), ==, 1024);
   g_assert_cmpuint (stats.moved, ==, 1024 * page ());
   g_assert_cmpuint (stats.beside, ==, 512 * page ());
 
   /* Back, from inside the first only: its other pages count, the second
    * huge page is not touched. */
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (100), fake_addr (200), 0, 0, &stats,
-                                   NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (100), fake_addr (200), 0, 0, NULL, 0,
+                                   &stats, NULL));
   g_assert_cmpuint (stats.moved, ==, 512 * page ());
   g_assert_cmpuint (stats.beside, ==, 412 * page ());
   g_assert_cmpuint (fake_count_on (0), ==, 512 + 512);
@@ -676,7 +687,7 @@ test_fake_max_bytes (Fixture *fx, gconstpointer data)
 
   VtMigrateStats stats;
   g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1,
-                                   want * page () + 100, &stats, NULL));
+                                   want * page () + 100, NULL, 0, &stats, NULL));
   g_assert_cmpuint (stats.moved, ==, want * page ());
   g_assert_cmpuint (stats.already + stats.busy + stats.skipped + stats.failed, ==, 0);
   g_assert_cmpuint (fake_count_on (1), ==, want);
@@ -693,11 +704,13 @@ test_fake_cpu_time (Fixture *fx, gconstpointer data)
   fake_place (0, 16, 0);
   VtMigrateStats stats;
   fk.sleep_ms = 60;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (8), 1, 0, &stats, NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (8), 1, 0, NULL, 0,
+                                   &stats, NULL));
   g_assert_cmpuint (stats.moved, ==, 8 * page ());
   g_assert_cmpuint (stats.cpu_us, <, 30000);
   fk.sleep_ms = 0, fk.spin_ms = 60;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (8), fake_addr (16), 1, 0, &stats, NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (8), fake_addr (16), 1, 0, NULL, 0,
+                                   &stats, NULL));
   g_assert_cmpuint (stats.cpu_us, >=, 60000);
 }
 
@@ -713,7 +726,7 @@ test_fake_out_of_memory (Fixture *fx, gconstpointer data)
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
   g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (VT_MIGRATE_BATCH + 16), 1,
-                                   0, &stats, &error));
+                                   0, NULL, 0, &stats, &error));
   g_assert_no_error (error);
   g_assert_true (stats.out_of_memory);
   g_assert_cmpuint (stats.moved, ==, 5 * page ());
@@ -741,6 +754,72 @@ test_fake_cancel_between_batches (Fixture *fx, gconstpointer data)
   g_assert_cmpuint (fake_count_on (1), ==, VT_MIGRATE_BATCH);
 }
 
+/* Pages in `skip` are never asked for; where the shared and busy pages
+ * sit comes back as runs, and the walk says how far it went. */
+static void
+test_fake_skip_and_refused (Fixture *fx, gconstpointer data)
+{
+  (void) fx, (void) data;
+  fake_place (0, 64, 0);
+  for (guint i = 10; i < 20; i++)
+    fk.shared[i] = TRUE;
+  fk.shared[30] = fk.shared[31] = TRUE;
+  for (guint i = 40; i < 45; i++)
+    fk.pinned[i] = TRUE;
+  VtMigrateSpan skip[] = { { fake_addr (50), fake_addr (55) }, { fake_addr (58), fake_addr (60) } };
+  VtMigrateStats stats;
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (64), 1, 0, skip,
+                                   G_N_ELEMENTS (skip), &stats, NULL));
+  for (guint i = 50; i < 60; i++)
+    g_assert_cmpuint (fk.asked[i], ==, i >= 55 && i < 58);
+  g_assert_cmpuint (stats.moved, ==, (64 - 10 - 2 - 5 - 7) * page ());
+  g_assert_cmpuint (stats.walked_end, ==, fake_addr (64));
+  g_assert_cmpuint (stats.n_refused, ==, 3);
+  VtMigrateRefused want[] = { { fake_addr (10), fake_addr (20), 10 * page (), TRUE },
+                              { fake_addr (30), fake_addr (32), 2 * page (), TRUE },
+                              { fake_addr (40), fake_addr (45), 5 * page (), FALSE } };
+  for (guint i = 0; i < 3; i++) {
+    g_assert_cmpuint (stats.refused[i].start, ==, want[i].start);
+    g_assert_cmpuint (stats.refused[i].end, ==, want[i].end);
+    g_assert_cmpuint (stats.refused[i].bytes, ==, want[i].bytes);
+    g_assert_cmpint (stats.refused[i].shared, ==, want[i].shared);
+  }
+}
+
+/* More runs than fit: the nearest join, every refused page stays inside
+ * a run, and the bytes add up. */
+static void
+test_fake_refused_runs_join (Fixture *fx, gconstpointer data)
+{
+  (void) fx, (void) data;
+  guint n = VT_MIGRATE_REFUSED_MAX + 8;
+  fake_place (0, 4 * n, 0);
+  for (guint i = 0; i < n; i++)
+    fk.shared[4 * i - (i == 5 ? 2 : 0)] = TRUE; /* one pair nearer than the rest */
+  VtMigrateStats stats;
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (4 * n), 1, 0, NULL, 0,
+                                   &stats, NULL));
+  g_assert_cmpuint (stats.n_refused, ==, VT_MIGRATE_REFUSED_MAX);
+  guint64 bytes = 0;
+  for (guint r = 0; r < stats.n_refused; r++) {
+    bytes += stats.refused[r].bytes;
+    g_assert_true (stats.refused[r].shared);
+  }
+  g_assert_cmpuint (bytes, ==, n * page ());
+  for (guint i = 0; i < 4 * n; i++) {
+    gboolean inside = FALSE;
+    for (guint r = 0; r < stats.n_refused; r++)
+      inside |= fake_addr (i) >= stats.refused[r].start && fake_addr (i) < stats.refused[r].end;
+    if (fk.shared[i])
+      g_assert_true (inside);
+  }
+  /* The nearest pair, pages 16 and 18 (the others are 4 apart), joined. */
+  gboolean joined = FALSE;
+  for (guint r = 0; r < stats.n_refused; r++)
+    joined |= stats.refused[r].start <= fake_addr (16) && stats.refused[r].end >= fake_addr (19);
+  g_assert_true (joined);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -765,6 +844,8 @@ main (int argc, char **argv)
   add ("/migrate/fake/cpu-time", test_fake_cpu_time);
   add ("/migrate/fake/out-of-memory", test_fake_out_of_memory);
   add ("/migrate/fake/cancel-between-batches", test_fake_cancel_between_batches);
+  add ("/migrate/fake/skip-and-refused", test_fake_skip_and_refused);
+  add ("/migrate/fake/refused-runs-join", test_fake_refused_runs_join);
 #undef add
   return g_test_run ();
 }
