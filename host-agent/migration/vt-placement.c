@@ -9,17 +9,15 @@
 
 #include "common/vt-error.h"
 #include "common/vt-names.h"
+#include "common/vt-pagemap.h"
 #include "common/vt-sysfs.h"
 #include "migration/vt-migrate.h"
 
 #define PAGE 4096ull
-/* Documentation/admin-guide/mm/pagemap.rst */
-#define PM_PFN_MASK ((G_GUINT64_CONSTANT (1) << 55) - 1)
-#define PM_SWAP     (G_GUINT64_CONSTANT (1) << 62)
-#define PM_PRESENT  (G_GUINT64_CONSTANT (1) << 63)
 /* Entries read per pread: 64 KiB, 32 MiB of address space. */
 #define CHUNK 8192
 #define HUGE_PAGE_BYTES (2ull << 20)
+#define PIECE_PAGES (HUGE_PAGE_BYTES / PAGE) /* what a huge page maps, classed at once */
 
 typedef struct {
   guint64 first, end; /* PFNs [first, end) */
@@ -72,10 +70,10 @@ own_pfn (gconstpointer addr)
   if (fd < 0)
     return G_MAXUINT64;
   guint64 e = 0;
-  ssize_t n = pread (fd, &e, sizeof e, (off_t) ((guintptr) addr / PAGE * sizeof e));
+  gssize n = vt_pagemap_pread (fd, (guintptr) addr / PAGE, &e, 1);
   close (fd);
-  guint64 pfn = e & PM_PFN_MASK;
-  return n == (ssize_t) sizeof e && (e & PM_PRESENT) && pfn ? pfn : G_MAXUINT64;
+  guint64 pfn = e & VT_PM_PFN_MASK;
+  return n == 1 && (e & VT_PM_PRESENT) && pfn ? pfn : G_MAXUINT64;
 }
 
 /* The PFN a read of fresh anonymous memory of ours maps: `len` bytes
@@ -209,6 +207,7 @@ struct _VtPlacement {
   const VtPfnNodes *pfns;
   int pagemap_fd; /* -1: move_pages */
   guint64 *entries;
+  VtPageFlags *flags; /* NULL: page classes unknown */
 };
 
 VtPlacement *
@@ -227,8 +226,10 @@ vt_placement_open (GPid pid, const VtPfnNodes *pfns, GError **error)
     g_autofree char *path = g_strdup_printf ("%s/pagemap", rel);
     g_autofree char *full = vt_sysfs_path (path);
     p->pagemap_fd = open (full, O_RDONLY | O_CLOEXEC);
-    if (p->pagemap_fd >= 0)
+    if (p->pagemap_fd >= 0) {
       p->entries = g_new (guint64, CHUNK);
+      p->flags = vt_page_flags_open (NULL);
+    }
   }
   return p;
 }
@@ -240,6 +241,7 @@ vt_placement_close (VtPlacement *p)
     return;
   if (p->pagemap_fd >= 0)
     close (p->pagemap_fd);
+  vt_page_flags_close (p->flags);
   g_free (p->entries);
   g_free (p);
 }
@@ -250,16 +252,21 @@ vt_placement_method (const VtPlacement *p)
   return p->pagemap_fd >= 0 ? VT_PLACEMENT_PAGEMAP : VT_PLACEMENT_MOVE_PAGES;
 }
 
+/* Counts a page of `page_class` on `node`: in no count when on no node
+ * (not ours, the zero page) or on one past n_nodes. */
 static void
-add (guint64 *per_node, guint n_nodes, int node)
+add (guint64 *per_node, guint n_nodes, guint64 *per_class, VtPageClass page_class, int node)
 {
-  if (node >= 0 && (guint) node < n_nodes)
-    per_node[node] += PAGE;
+  if (node < 0 || (guint) node >= n_nodes)
+    return;
+  per_node[node] += PAGE;
+  if (per_class)
+    per_class[page_class] += PAGE;
 }
 
 static gboolean
 count_move_pages (VtPlacement *p, guint64 start, guint64 end, guint64 *per_node, guint n_nodes,
-                  GError **error)
+                  guint64 *per_class, GError **error)
 {
   guint64 n = MIN ((end - start) / PAGE, (guint64) CHUNK);
   g_autofree guint64 *addrs = g_new (guint64, MAX (n, 1));
@@ -271,7 +278,7 @@ count_move_pages (VtPlacement *p, guint64 start, guint64 end, guint64 *per_node,
     if (!vt_migrate_query_nodes (p->pid, addrs, k, nodes, error))
       return FALSE;
     for (guint i = 0; i < k; i++)
-      add (per_node, n_nodes, nodes[i]);
+      add (per_node, n_nodes, per_class, VT_PAGE_CLASS_UNKNOWN, nodes[i]);
     at += k * PAGE;
   }
   return TRUE;
@@ -282,58 +289,71 @@ count_move_pages (VtPlacement *p, guint64 start, guint64 end, guint64 *per_node,
 static gboolean
 read_entries (VtPlacement *p, guint64 at, guint k)
 {
-  size_t want = k * sizeof (guint64), got = 0;
-  while (got < want) {
-    ssize_t n = pread (p->pagemap_fd, (char *) p->entries + got, want - got,
-                       (off_t) (at / PAGE * sizeof (guint64) + got));
-    if (n < 0 && errno == EINTR)
+  gssize got = vt_pagemap_pread (p->pagemap_fd, at / PAGE, p->entries, k);
+  if (got < 0)
+    return FALSE;
+  memset (p->entries + got, 0, (k - (gsize) got) * sizeof *p->entries);
+  return TRUE;
+}
+
+/* Counts entries [i, i + m) of the last read, one piece a huge page would
+ * map, at virtual page `vpage`; FALSE when a PFN is hidden. */
+static gboolean
+count_piece (VtPlacement *p, guint64 vpage, guint i, guint m, guint64 *per_node, guint n_nodes,
+             guint64 *per_class)
+{
+  VtPageClass page_class = p->flags
+    ? vt_page_flags_classify (p->flags, vpage, p->entries + i, m) : VT_PAGE_CLASS_UNKNOWN;
+  for (guint j = i; j < i + m; j++) {
+    guint64 e = p->entries[j];
+    if (!(e & VT_PM_PRESENT) || (e & VT_PM_SWAP))
       continue;
-    if (n < 0)
+    guint64 pfn = e & VT_PM_PFN_MASK;
+    if (pfn == 0)
       return FALSE;
-    if (n == 0)
-      break;
-    got += (size_t) n;
+    add (per_node, n_nodes, per_class, page_class, vt_pfn_nodes_lookup (p->pfns, pfn));
   }
-  memset ((char *) p->entries + got, 0, want - got);
   return TRUE;
 }
 
 gboolean
 vt_placement_count (VtPlacement *p, guint64 start, guint64 end, guint64 *per_node,
-                    guint n_nodes, GError **error)
+                    guint n_nodes, guint64 *per_class, GError **error)
 {
   if (start % PAGE || end % PAGE || start > end)
     return vt_error_invalid (error, "not a range of whole pages: 0x%" G_GINT64_MODIFIER
                              "x-0x%" G_GINT64_MODIFIER "x", start, end);
   if (p->pagemap_fd < 0)
-    return count_move_pages (p, start, end, per_node, n_nodes, error);
+    return count_move_pages (p, start, end, per_node, n_nodes, per_class, error);
 
   g_autofree guint64 *counted = g_new0 (guint64, MAX (n_nodes, 1));
+  guint64 classes[VT_PAGE_CLASSES] = { 0 };
   for (guint64 at = start; at < end;) {
-    guint k = (guint) MIN ((end - at) / PAGE, (guint64) CHUNK);
+    /* Reads end on a 2 MiB boundary: a huge page's piece is classed once. */
+    guint k = (guint) MIN ((end - at) / PAGE, CHUNK - at / PAGE % PIECE_PAGES);
     if (!read_entries (p, at, k)) {
       int e = errno;
       g_set_error (error, VT_ERROR, e == ESRCH ? VT_ERROR_GONE : VT_ERROR_FAILED,
                    "reading /proc/%d/pagemap: %s", (int) p->pid, g_strerror (e));
       return FALSE;
     }
-    for (guint i = 0; i < k; i++) {
-      guint64 e = p->entries[i];
-      if (!(e & PM_PRESENT) || (e & PM_SWAP))
-        continue;
-      guint64 pfn = e & PM_PFN_MASK;
-      if (pfn == 0) {
+    for (guint i = 0; i < k;) {
+      guint64 vpage = at / PAGE + i;
+      guint m = (guint) MIN (k - i, PIECE_PAGES - vpage % PIECE_PAGES);
+      if (!count_piece (p, vpage, i, m, counted, n_nodes, classes)) {
         /* PFNs hidden (no CAP_SYS_ADMIN): ask every page instead, from the
          * start of this range, and from now on. */
         close (p->pagemap_fd);
         p->pagemap_fd = -1;
-        return count_move_pages (p, start, end, per_node, n_nodes, error);
+        return count_move_pages (p, start, end, per_node, n_nodes, per_class, error);
       }
-      add (counted, n_nodes, vt_pfn_nodes_lookup (p->pfns, pfn));
+      i += m;
     }
     at += (guint64) k * PAGE;
   }
   for (guint n = 0; n < n_nodes; n++)
     per_node[n] += counted[n];
+  for (guint c = 0; per_class && c < VT_PAGE_CLASSES; c++)
+    per_class[c] += classes[c];
   return TRUE;
 }

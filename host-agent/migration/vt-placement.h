@@ -8,8 +8,10 @@
  * kernel without memory-block sysfs) every page is asked with a move_pages
  * query instead: exact too, and dearer. Sampling a few pages per region is
  * not enough: a guest's allocator scatters a hot buffer over guest-physical
- * memory in 2 MiB or 4 KiB pieces, and regions then mix placements. Paths
- * are under the vt_sysfs root (tests run on fake trees). */
+ * memory in 2 MiB or 4 KiB pieces, and regions then mix placements. The
+ * same read says which bytes sit in huge pages (kpageflags of one page a
+ * 2 MiB piece, see vt-pagemap.h), for the speed a move of them takes.
+ * Paths are under the vt_sysfs root (tests run on fake trees). */
 #pragma once
 
 #include <glib.h>
@@ -48,8 +50,12 @@ VtPlacementMethod vt_placement_method (const VtPlacement *placement);
 
 /* Adds to per_node[n] (n < n_nodes) the bytes of [start, end) (page
  * aligned) present on node n; pages not present, swapped out, or on a node
- * past n_nodes are in no count. */
+ * past n_nodes are in no count. The same bytes by page class go to
+ * per_class[VT_PAGE_CLASSES] (common/vt-pagemap.h) unless it is NULL:
+ * what a move of them moves the kernel in. Classes need pagemap and
+ * kpageflags (root); by move_pages queries they are all UNKNOWN. */
 gboolean vt_placement_count (VtPlacement *placement, guint64 start, guint64 end,
-                             guint64 *per_node, guint n_nodes, GError **error);
+                             guint64 *per_node, guint n_nodes, guint64 *per_class,
+                             GError **error);
 
 G_END_DECLS

@@ -178,7 +178,7 @@ measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *p
   for (guint r = 0; reader && r < in->n_regions; r++) {
     memset (per_node, 0, n_nodes * sizeof *per_node);
     if (!vt_placement_count (reader, in->regions[r].start, in->regions[r].end, per_node, n_nodes,
-                             &error))
+                             NULL, &error))
       break;
     place[r] = (Place) { 0, 0, FALSE, FALSE };
     for (guint n = 0; n < n_nodes; n++) {

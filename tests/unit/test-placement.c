@@ -1,6 +1,7 @@
 /* Exact placement: pagemap PFNs mapped to nodes by the memory blocks, on a
- * fake two-node tree; the move_pages fallback when pagemap hides PFNs; and
- * both on this machine's own kernel, against each other. */
+ * fake two-node tree; the page class of each 2 MiB piece from kpageflags;
+ * the move_pages fallback when pagemap hides PFNs; and both on this
+ * machine's own kernel, against each other. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/vt-error.h"
+#include "common/vt-pagemap.h"
 #include "common/vt-sysfs.h"
 #include "migration/vt-migrate.h"
 #include "migration/vt-placement.h"
@@ -90,16 +92,112 @@ test_scattered_pages (void)
   g_autoptr (VtPlacement) p = vt_placement_open (PID, pfns, &error);
   g_assert_no_error (error);
   guint64 per_node[2] = { 0 };
-  g_assert_true (vt_placement_count (p, BASE, BASE + 64 * PAGE, per_node, 2, &error));
+  g_assert_true (vt_placement_count (p, BASE, BASE + 64 * PAGE, per_node, 2, NULL, &error));
   g_assert_cmpint (vt_placement_method (p), ==, VT_PLACEMENT_PAGEMAP);
   g_assert_cmpuint (per_node[0], ==, 16 * PAGE);
   g_assert_cmpuint (per_node[1], ==, (16 + 8) * PAGE);
   /* A sub-range, added to what is there. */
-  g_assert_true (vt_placement_count (p, BASE, BASE + 4 * PAGE, per_node, 2, &error));
+  g_assert_true (vt_placement_count (p, BASE, BASE + 4 * PAGE, per_node, 2, NULL, &error));
   g_assert_cmpuint (per_node[0], ==, 17 * PAGE);
-  g_assert_false (vt_placement_count (p, BASE + 1, BASE + PAGE, per_node, 2, &error));
+  g_assert_false (vt_placement_count (p, BASE + 1, BASE + PAGE, per_node, 2, NULL, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
   drop_tree (root);
+}
+
+/* kpageflags of the fake tree: `flags` at `pfn`. */
+static void
+put_page_flags (const char *root, guint64 pfn, guint64 flags)
+{
+  g_autofree char *path = g_build_filename (root, "proc", "kpageflags", NULL);
+  int fd = open (path, O_WRONLY | O_CREAT, 0644);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (pwrite (fd, &flags, sizeof flags, (off_t) (pfn * 8)), ==, sizeof flags);
+  close (fd);
+}
+
+#define PIECE 512 /* pages of a 2 MiB piece */
+#define THP_HEAD (VT_KPF_THP | VT_KPF_COMPOUND_HEAD)
+#define HUGE_HEAD (VT_KPF_HUGE | VT_KPF_COMPOUND_HEAD)
+#define HUGE_TAIL (VT_KPF_HUGE | VT_KPF_COMPOUND_TAIL)
+
+/* Seven 2 MiB pieces, each mapped as the kernel maps one kind of page;
+ * pieces 2 and 3 on node1. */
+static char *
+make_classes_tree (void)
+{
+  static guint64 e[7 * PIECE];
+  const guint64 first_pfn[] = { 1024, 2048, NODE1_PFN + 512, NODE1_PFN + 4096, 0, 4096, 5120 };
+  for (guint piece = 0; piece < 7; piece++)
+    for (guint i = 0; i < PIECE; i++) {
+      guint64 pfn = first_pfn[piece] + i;
+      if (piece == 4)
+        pfn = 3072 + 2 * i; /* 4 KiB pages, scattered after a THP's head */
+      /* Piece 6 has a page swapped out (its swap entry reads like the PFN). */
+      e[piece * PIECE + i] = (piece == 6 && i == 7 ? SWAPPED : PRESENT) | pfn;
+    }
+  char *root = make_tree (e, G_N_ELEMENTS (e));
+  put_page_flags (root, 1024, THP_HEAD);           /* 0: a THP */
+  put_page_flags (root, 1025, VT_KPF_THP | VT_KPF_COMPOUND_TAIL);
+  put_page_flags (root, 2048, HUGE_HEAD);          /* 1: a 2 MiB hugetlbfs page */
+  put_page_flags (root, 2048 + PIECE, 0);
+  put_page_flags (root, NODE1_PFN + 512, HUGE_TAIL); /* 2: inside a 1 GiB one */
+  put_page_flags (root, NODE1_PFN + 4096, HUGE_HEAD); /* 3: the head of one */
+  put_page_flags (root, NODE1_PFN + 4096 + PIECE, HUGE_TAIL);
+  put_page_flags (root, 3072, THP_HEAD);           /* 4: 4 KiB pages, one a THP's head */
+  put_page_flags (root, 4096, 0);                  /* 5: 4 KiB pages in a row */
+  put_page_flags (root, 5120, THP_HEAD);           /* 6: was a THP, one page swapped out */
+  return root;
+}
+
+/* Which bytes sit in which kind of page: a 2 MiB piece is a huge page
+ * when its pages are all there at consecutive PFNs from a 2 MiB-aligned
+ * one and kpageflags says so (THP, hugetlbfs; 1 GiB when the folio goes
+ * on past the piece); anything else is 4 KiB pages. */
+static void
+test_page_classes (void)
+{
+  char *root = make_classes_tree ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VtPfnNodes) pfns = vt_pfn_nodes_read (&error);
+  g_assert_no_error (error);
+  g_autoptr (VtPlacement) p = vt_placement_open (PID, pfns, &error);
+  g_assert_no_error (error);
+  guint64 per_node[2] = { 0 }, per_class[VT_PAGE_CLASSES] = { 0 };
+  g_assert_true (vt_placement_count (p, BASE, BASE + 7 * PIECE * PAGE, per_node, 2, per_class,
+                                     &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (per_node[0], ==, (5 * PIECE - 1) * PAGE);
+  g_assert_cmpuint (per_node[1], ==, 2 * PIECE * PAGE);
+  g_assert_cmpuint (per_class[VT_PAGE_CLASS_2M_THP], ==, PIECE * PAGE);
+  g_assert_cmpuint (per_class[VT_PAGE_CLASS_2M_HUGETLB], ==, PIECE * PAGE);
+  g_assert_cmpuint (per_class[VT_PAGE_CLASS_1G_HUGETLB], ==, 2 * PIECE * PAGE);
+  g_assert_cmpuint (per_class[VT_PAGE_CLASS_4K], ==, (3 * PIECE - 1) * PAGE);
+  g_assert_cmpuint (per_class[VT_PAGE_CLASS_UNKNOWN], ==, 0);
+  g_assert_cmpint (vt_page_class_dominant (per_class), ==, VT_PAGE_CLASS_4K);
+
+  /* Parts of pieces: the second half of the THP, the first of the next. */
+  memset (per_class, 0, sizeof per_class);
+  g_assert_true (vt_placement_count (p, BASE + PIECE / 2 * PAGE, BASE + 3 * PIECE / 2 * PAGE,
+                                     per_node, 2, per_class, &error));
+  g_assert_cmpuint (per_class[VT_PAGE_CLASS_2M_THP], ==, PIECE / 2 * PAGE);
+  g_assert_cmpuint (per_class[VT_PAGE_CLASS_2M_HUGETLB], ==, PIECE / 2 * PAGE);
+  g_assert_cmpint (vt_page_class_dominant (per_class), ==, VT_PAGE_CLASS_2M_THP);
+
+  /* Without kpageflags (not root) nothing says which. */
+  g_autofree char *flags = g_build_filename (root, "proc", "kpageflags", NULL);
+  g_assert_cmpint (g_unlink (flags), ==, 0);
+  g_autoptr (VtPlacement) blind = vt_placement_open (PID, pfns, &error);
+  memset (per_class, 0, sizeof per_class);
+  g_assert_true (vt_placement_count (blind, BASE, BASE + PIECE * PAGE, per_node, 2, per_class,
+                                     &error));
+  g_assert_cmpuint (per_class[VT_PAGE_CLASS_UNKNOWN], ==, PIECE * PAGE);
+  drop_tree (root);
+
+  guint64 none[VT_PAGE_CLASSES] = { 0 };
+  g_assert_cmpint (vt_page_class_dominant (none), ==, VT_PAGE_CLASS_UNKNOWN);
+  g_assert_cmpstr (vt_page_class_name (VT_PAGE_CLASS_2M_THP), ==, "2m-thp");
+  g_assert_cmpstr (vt_page_class_name (VT_PAGE_CLASS_1G_HUGETLB), ==, "1g-hugetlb");
+  g_assert_cmpstr (vt_page_class_name (VT_PAGE_CLASSES), ==, "unknown");
 }
 
 /* The move_pages fallback: node by address (odd pages on node1). */
@@ -125,11 +223,15 @@ test_hidden_pfns_fall_back (void)
   g_autoptr (VtPfnNodes) pfns = vt_pfn_nodes_read (&error);
   g_autoptr (VtPlacement) p = vt_placement_open (PID, pfns, &error);
   guint64 per_node[2] = { 0 };
-  g_assert_true (vt_placement_count (p, BASE, BASE + 16 * PAGE, per_node, 2, &error));
+  g_assert_true (vt_placement_count (p, BASE, BASE + 16 * PAGE, per_node, 2, NULL, &error));
   g_assert_no_error (error);
   g_assert_cmpint (vt_placement_method (p), ==, VT_PLACEMENT_MOVE_PAGES);
   g_assert_cmpuint (per_node[0], ==, 8 * PAGE);
   g_assert_cmpuint (per_node[1], ==, 8 * PAGE);
+  /* No PFNs, no page flags: every page's class is unknown. */
+  guint64 per_class[VT_PAGE_CLASSES] = { 0 };
+  g_assert_true (vt_placement_count (p, BASE, BASE + 16 * PAGE, per_node, 2, per_class, &error));
+  g_assert_cmpuint (per_class[VT_PAGE_CLASS_UNKNOWN], ==, 16 * PAGE);
   vt_migrate_set_move_pages_func (NULL);
   drop_tree (root);
 
@@ -149,9 +251,10 @@ real_kernel_usable (void)
 }
 
 /* Our own bytes in [mem, mem + len) on any node, counted through pagemap
- * and by move_pages queries, which must agree node by node. */
+ * and by move_pages queries, which must agree node by node; by page class
+ * into per_class (pagemap's: the queries know none). */
 static guint64
-count_own_both_ways (const char *mem, gsize len)
+count_own_both_ways (const char *mem, gsize len, guint64 *per_class)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (VtPfnNodes) pfns = vt_pfn_nodes_read (&error);
@@ -159,11 +262,11 @@ count_own_both_ways (const char *mem, gsize len)
   guint64 a[64] = { 0 }, b[64] = { 0 };
   guint64 start = (guint64) (guintptr) mem, end = start + len;
   g_autoptr (VtPlacement) by_pagemap = vt_placement_open (getpid (), pfns, &error);
-  g_assert_true (vt_placement_count (by_pagemap, start, end, a, 64, &error));
+  g_assert_true (vt_placement_count (by_pagemap, start, end, a, 64, per_class, &error));
   g_assert_no_error (error);
   g_assert_cmpint (vt_placement_method (by_pagemap), ==, VT_PLACEMENT_PAGEMAP);
   g_autoptr (VtPlacement) by_query = vt_placement_open (getpid (), NULL, &error);
-  g_assert_true (vt_placement_count (by_query, start, end, b, 64, &error));
+  g_assert_true (vt_placement_count (by_query, start, end, b, 64, NULL, &error));
   g_assert_no_error (error);
   guint64 total = 0;
   for (int i = 0; i < 64; i++) {
@@ -192,7 +295,10 @@ test_real_kernel (void)
       sink += mem[i * PAGE]; /* read only: the shared zero page, nobody's */
   }
   (void) sink;
-  g_assert_cmpuint (count_own_both_ways (mem, n * PAGE), ==, n / 2 * PAGE);
+  guint64 per_class[VT_PAGE_CLASSES] = { 0 };
+  g_assert_cmpuint (count_own_both_ways (mem, n * PAGE, per_class), ==, n / 2 * PAGE);
+  /* Every other page: no huge page maps them, and kpageflags (root) says so. */
+  g_assert_cmpuint (per_class[VT_PAGE_CLASS_4K], ==, n / 2 * PAGE);
   munmap (mem, n * PAGE);
 }
 
@@ -212,7 +318,14 @@ test_real_kernel_huge_zero (void)
   volatile char sink = mem[0]; /* the huge zero page, when THP gives one */
   (void) sink;
   memset (mem + huge, 1, huge); /* a huge page of ours */
-  g_assert_cmpuint (count_own_both_ways (mem, 2 * huge), ==, huge);
+  guint64 per_class[VT_PAGE_CLASSES] = { 0 };
+  g_assert_cmpuint (count_own_both_ways (mem, 2 * huge, per_class), ==, huge);
+  /* A THP when the kernel had one to give (THP on, memory not too
+   * fragmented), else 4 KiB pages: whole either way. */
+  g_test_message ("2 MiB written: %" G_GUINT64_FORMAT " KiB in a THP, %" G_GUINT64_FORMAT
+                  " KiB in 4 KiB pages", per_class[VT_PAGE_CLASS_2M_THP] >> 10,
+                  per_class[VT_PAGE_CLASS_4K] >> 10);
+  g_assert_true (per_class[VT_PAGE_CLASS_2M_THP] == huge || per_class[VT_PAGE_CLASS_4K] == huge);
   munmap (map, len);
 }
 
@@ -222,6 +335,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/placement/pfn-nodes", test_pfn_nodes);
   g_test_add_func ("/placement/scattered-pages", test_scattered_pages);
+  g_test_add_func ("/placement/page-classes", test_page_classes);
   g_test_add_func ("/placement/hidden-pfns-fall-back", test_hidden_pfns_fall_back);
   g_test_add_func ("/placement/real-kernel", test_real_kernel);
   g_test_add_func ("/placement/real-kernel-huge-zero", test_real_kernel_huge_zero);
