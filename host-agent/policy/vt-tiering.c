@@ -7,6 +7,7 @@
 #include "common/vt-names.h"
 #include "migration/vt-migrate.h"
 #include "migration/vt-placement.h"
+#include "policy/vt-move-rates.h"
 #include "policy/vt-tiers.h"
 
 #define HUGE_PAGE (2ull << 20) /* pieces of regions move in whole huge pages */
@@ -51,6 +52,7 @@ typedef struct {
   int node;
   guint tries;
   gint64 not_before_us;
+  VtMoveKey move; /* its job's */
 } Retry;
 #define RETRY_MAX 5
 #define RETRY_BACKOFF_ROUNDS 2 /* times the tries so far */
@@ -70,6 +72,7 @@ typedef struct {
   guint64 bytes;     /* what it is expected to move */
   guint64 max_bytes; /* it stops once it moved this much (0: the round's budget) */
   guint tries;       /* earlier tries that found pages busy (a Retry's) */
+  VtMoveKey move;    /* whose speed sizes it, and which it measures */
 } Job;
 
 /* A region's bytes on each tier (exact, page by page), and what its
@@ -78,6 +81,10 @@ typedef struct {
   guint64 top, slow;
   gboolean warm_held; /* warm in most of the last rounds */
   gboolean cold_held; /* in none of them */
+  /* where most of its top-tier and of its slow bytes sit, and the class
+   * of most of its bytes: a move's key (vt-move-rates.h) */
+  guint top_node, slow_node;
+  VtPageClass page_class;
 } Place;
 
 struct _VtTiering {
@@ -111,9 +118,9 @@ struct _VtTiering {
   double byte_tokens, cpu_tokens_us;
   gint64 refilled_us;
   GCancellable *cancel;
-  /* bytes per CPU-second of the moving thread (exponentially weighted
-   * over jobs; 0: none measured) */
-  double rate_all;
+  /* bytes per CPU-second of the moving thread, per pair of nodes and
+   * page class and over all */
+  VtMoveRates *rates;
   /* This round's free hugetlbfs pages per node (bytes), 2 MiB and 1 GiB,
    * less what its plans take: a hugetlbfs page moves into a free one of
    * the target's pool, or the kernel makes a surplus one (compaction:
@@ -163,9 +170,22 @@ cooling (VmState *s, guint64 start, guint64 end, gboolean promote, gint64 now)
   return FALSE;
 }
 
+/* The class of most of a region's bytes. Where kpageflags cannot say
+ * (not root, move_pages queries), a VM's hugetlbfs RAM is still known to
+ * be in pages of its size. */
+static VtPageClass
+page_class_of (const VtTieringInput *in, const guint64 *per_class)
+{
+  VtPageClass c = vt_page_class_dominant (per_class);
+  if (c != VT_PAGE_CLASS_UNKNOWN || !in->huge_page_size)
+    return c;
+  return in->huge_page_size == 1ull << 30 ? VT_PAGE_CLASS_1G_HUGETLB : VT_PAGE_CLASS_2M_HUGETLB;
+}
+
 /* Each region's bytes on the top and the slow tiers, page by page
- * (`pfns` NULL: move_pages queries); fills the VM's figures in `st`. FALSE
- * when its process is gone or unreadable. */
+ * (`pfns` NULL: move_pages queries), the node of most of each and its
+ * page class; fills the VM's figures in `st`. FALSE when its process is
+ * gone or unreadable. */
 static gboolean
 measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *pfns, Place *place,
          VtTieringStats *st)
@@ -174,16 +194,25 @@ measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *p
   g_autoptr (VtPlacement) reader = vt_placement_open (in->process.pid, pfns, &error);
   guint n_nodes = tiers->nodes->len;
   g_autofree guint64 *per_node = g_new (guint64, MAX (n_nodes, 1));
+  guint64 per_class[VT_PAGE_CLASSES];
   st->top_bytes = st->slow_bytes = st->hot_top = st->hot_slow = 0;
   for (guint r = 0; reader && r < in->n_regions; r++) {
     memset (per_node, 0, n_nodes * sizeof *per_node);
+    memset (per_class, 0, sizeof per_class);
     if (!vt_placement_count (reader, in->regions[r].start, in->regions[r].end, per_node, n_nodes,
-                             NULL, &error))
+                             per_class, &error))
       break;
-    place[r] = (Place) { 0, 0, FALSE, FALSE };
+    place[r] = (Place) { .page_class = page_class_of (in, per_class) };
+    guint64 most_top = 0, most_slow = 0;
     for (guint n = 0; n < n_nodes; n++) {
       const VtNodeInfo *info = vt_host_tiers_node (tiers, n);
-      if (info && info->top)
+      gboolean top = info && info->top;
+      guint64 *most = top ? &most_top : &most_slow;
+      if (per_node[n] > *most) {
+        *most = per_node[n];
+        *(top ? &place[r].top_node : &place[r].slow_node) = n;
+      }
+      if (top)
         place[r].top += per_node[n];
       else
         place[r].slow += per_node[n];
@@ -306,15 +335,18 @@ huge_left (VtTiering *t, const VtTieringInput *in, int node)
   return in->huge_page_size == 1ull << 30 ? &t->huge_left_1g[node] : &t->huge_left_2m[node];
 }
 
+static guint64 job_bytes (VtTiering *t, guint64 budget, const VtMoveKey *key);
+
 /* Adds jobs moving up to `bytes` of a VM's eligible regions: for promotion
  * the hottest first; for demotion its cold regions first (coldest, oldest),
- * then what `depth` allows, coldest first. Each job spans at most `chunk`
- * bytes of addresses. With `jobs` NULL it only counts what could move.
+ * then what `depth` allows, coldest first. Each job spans at most what its
+ * key's speed moves in a share of the CPU allowance (job_bytes, under the
+ * round's `budget`). With `jobs` NULL it only counts what could move.
  * `taken_by_caller` (a flag per region, or NULL) carries which regions
  * earlier calls for the same VM and direction already took. */
 static PlanResult
 plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gboolean promote,
-               DemoteDepth depth, guint64 bytes, int node, guint64 chunk, gboolean exchange,
+               DemoteDepth depth, guint64 bytes, int node, guint64 budget, gboolean exchange,
                GArray *jobs, gboolean *taken_by_caller)
 {
   VmState *s = vm_state (t, in->key);
@@ -358,6 +390,9 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       guint64 movable = movable_bytes (s, r, &place[idx], promote, now);
       guint64 need = bytes - res.planned;
       gboolean hot = r->nr_accesses >= in->hot_threshold;
+      VtMoveKey move = { promote ? place[idx].slow_node : place[idx].top_node, (guint) node,
+                         place[idx].page_class };
+      guint64 chunk = job_bytes (t, budget, &move);
       if (movable > need) {
         /* Only part of it: jobs over the whole region that stop once they
          * moved `chunk` bytes each, `need` in all. Where in the region its
@@ -367,7 +402,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
         for (guint64 left = need; left > 0;) {
           guint64 piece = MIN (left, chunk);
           Job job = { in->key, in->process, r->start, r->end, node, promote, exchange, hot, piece,
-                      piece, 0 };
+                      piece, 0, move };
           g_array_append_val (jobs, job);
           left -= piece;
         }
@@ -378,7 +413,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       for (guint64 at = r->start; at < r->end; at += chunk) {
         guint64 to = MIN (r->end, at + chunk);
         Job job = { in->key, in->process, at, to, node, promote, exchange, hot,
-                    (guint64) (part * (double) (to - at)), 0, 0 };
+                    (guint64) (part * (double) (to - at)), 0, 0, move };
         g_array_append_val (jobs, job);
       }
       res.planned += movable;
@@ -396,9 +431,10 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
 /* plan_vm_taken on its own: regions other calls planned are not known to it. */
 static PlanResult
 plan_vm (VtTiering *t, const VtTieringInput *in, const Place *place, gboolean promote,
-         DemoteDepth depth, guint64 bytes, int node, guint64 chunk, gboolean exchange, GArray *jobs)
+         DemoteDepth depth, guint64 bytes, int node, guint64 budget, gboolean exchange,
+         GArray *jobs)
 {
-  return plan_vm_taken (t, in, place, promote, depth, bytes, node, chunk, exchange, jobs, NULL);
+  return plan_vm_taken (t, in, place, promote, depth, bytes, node, budget, exchange, jobs, NULL);
 }
 
 static void run_next_job (VtTiering *t);
@@ -406,16 +442,6 @@ static void run_next_job (VtTiering *t);
 /* How long a refused promotion's free floor holds: the kernel's watermarks
  * change slowly; after that, promotions probe again. */
 #define REFUSAL_HOLD_S 30
-
-/* Folds a job's bytes per CPU-second into the measured speed. */
-static void
-note_rate (VtTiering *t, const VtMigrateStats *st)
-{
-  if (st->moved < HUGE_PAGE || st->cpu_us == 0)
-    return; /* too little to time */
-  double rate = (double) st->moved * 1e6 / (double) st->cpu_us;
-  t->rate_all = t->rate_all > 0 ? 0.7 * t->rate_all + 0.3 * rate : rate;
-}
 
 /* What of a job's range the kernel would not move, held out of the plans
  * by address: pages another process maps too (EACCES: held at once, that
@@ -481,17 +507,18 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
     /* A job that moved none of what it was planned for says why: the
      * kernel's refusals, or pages it found there already or absent. */
     if (st->failed + st->busy > 0 || (st->moved == 0 && job->bytes > 0))
-      g_debug ("tiering: moving 0x%" G_GINT64_MODIFIER "x-0x%" G_GINT64_MODIFIER "x to node %d: "
-               "%" G_GUINT64_FORMAT " KiB moved, %" G_GUINT64_FORMAT " KiB failed (%s), %"
-               G_GUINT64_FORMAT " KiB busy, %" G_GUINT64_FORMAT " KiB there already, %"
-               G_GUINT64_FORMAT " KiB absent", job->start, job->end, job->node, st->moved >> 10,
-               st->failed >> 10, st->out_of_memory ? "target full" : "refused", st->busy >> 10,
-               st->already >> 10, st->skipped >> 10);
+      g_debug ("tiering: moving 0x%" G_GINT64_MODIFIER "x-0x%" G_GINT64_MODIFIER "x (%s) from "
+               "node %u to node %d: %" G_GUINT64_FORMAT " KiB moved, %" G_GUINT64_FORMAT
+               " KiB failed (%s), %" G_GUINT64_FORMAT " KiB busy, %" G_GUINT64_FORMAT
+               " KiB there already, %" G_GUINT64_FORMAT " KiB absent", job->start, job->end,
+               vt_page_class_name (job->move.page_class), job->move.from, job->node,
+               st->moved >> 10, st->failed >> 10, st->out_of_memory ? "target full" : "refused",
+               st->busy >> 10, st->already >> 10, st->skipped >> 10);
     t->byte_tokens -= (double) st->moved;
     t->cpu_tokens_us -= (double) st->cpu_us;
     t->round_moved += st->moved;
     t->round_cpu_us += st->cpu_us;
-    note_rate (t, st);
+    vt_move_rates_note (t->rates, &job->move, st->moved, st->cpu_us);
     /* A cooldown keeps moved memory from going back at once; a range the
      * full target refused whole moved nothing and may go once room is made. */
     if (st->moved > 0 || !st->out_of_memory) {
@@ -503,7 +530,8 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
     if (job->promote && st->busy > 0 && job->tries + 1 < RETRY_MAX) {
       Retry retry = { job->start, job->end, st->busy, job->node, job->tries + 1,
                       g_get_monotonic_time () + (gint64) (job->tries + 1) * RETRY_BACKOFF_ROUNDS *
-                                                  t->config.interval_ms * 1000 };
+                                                  t->config.interval_ms * 1000,
+                      job->move };
       /* One retry per range: the newest try's figures. */
       guint i = 0;
       while (i < s->retries->len && (g_array_index (s->retries, Retry, i).start != job->start ||
@@ -532,9 +560,10 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
 }
 
 /* A round's bytes: the configured rate for one interval. The CPU
- * allowance bounds what moves cost; the measured speed is shown (vtierctl
- * show), not used to shrink the round: bounding the round's bytes by
- * rate x quota made the fairness scenario's 3:1 change miss its 60 s. */
+ * allowance bounds what moves cost, spent at the measured speeds; those
+ * size its jobs (job_bytes) and are shown (vtierctl show, vtierctl rates),
+ * not used to shrink the round: bounding the round's bytes by rate x
+ * quota made the fairness scenario's 3:1 change miss its 60 s. */
 static guint64
 round_budget (VtTiering *t)
 {
@@ -639,7 +668,8 @@ dead_band (guint64 target)
   return target / 32;
 }
 
-/* A job's bytes, in whole huge pages: what the measured speed moves in
+/* A job's bytes, in whole huge pages: what its key's measured speed (its
+ * nodes' and page class's; else the speed over all moves) moves in
  * JOB_CPU_SHARE of an interval's CPU allowance (before any is measured,
  * JOB_FIRST: the first round's 64 MiB jobs took 11.6 s on a busy emulated
  * host, and every promotion waited). The allowance is checked between jobs,
@@ -649,21 +679,22 @@ dead_band (guint64 target)
 #define JOB_CPU_SHARE 0.25
 #define JOB_FIRST (8ull << 20)
 static guint64
-job_bytes (VtTiering *t, guint64 budget)
+job_bytes (VtTiering *t, guint64 budget, const VtMoveKey *key)
 {
-  guint64 bytes = MIN (budget / 4, JOB_FIRST);
-  if (t->rate_all > 0) {
-    bytes = budget / 4;
-    double cpu_s = JOB_CPU_SHARE * t->config.interval_ms / 1000.0 * t->config.cpu_ms_per_s / 1000.0;
-    bytes = MIN (bytes, (guint64) (t->rate_all * cpu_s));
-  }
-  return MAX ((bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), HUGE_PAGE);
+  double cpu_s = JOB_CPU_SHARE * t->config.interval_ms / 1000.0 * t->config.cpu_ms_per_s / 1000.0;
+  return vt_move_rates_job_bytes (t->rates, key, budget, cpu_s, JOB_FIRST);
 }
 
 guint64
 vt_tiering_move_rate (VtTiering *t)
 {
-  return (guint64) t->rate_all;
+  return (guint64) vt_move_rates_all (t->rates);
+}
+
+const VtMoveRates *
+vt_tiering_move_rates (VtTiering *t)
+{
+  return t->rates;
 }
 
 /* The round's order: promotions first, as far as the top tier has room
@@ -826,7 +857,7 @@ take_retries (VtTiering *t, VmRound *v, guint64 room, GArray *promotes)
       /* The whole range again (its moved pages cost a query each), the
        * room only for what was left behind. */
       Job job = { v->in->key, v->in->process, r->start, r->end, r->node, TRUE, FALSE, TRUE, bytes,
-                  pool ? bytes : r->end - r->start, r->tries };
+                  pool ? bytes : r->end - r->start, r->tries, r->move };
       g_array_append_val (promotes, job);
       queued += bytes;
       if (pool)
@@ -861,25 +892,25 @@ by_imbalance (VmRound *vr, guint n, gboolean promote)
  * `bytes`. Its top-tier bytes stay level,
  * so neither its share nor the room limit it. */
 static guint64
-plan_exchange (VtTiering *t, VmRound *v, guint64 bytes, guint64 chunk, GArray *demotes,
+plan_exchange (VtTiering *t, VmRound *v, guint64 bytes, guint64 budget, GArray *demotes,
                GArray *promotes)
 {
   const VtTieringInput *in = v->in;
   if (in->mode != VT_TIER_MODE_AUTO || v->top_node < 0 || v->slow_node < 0)
     return 0;
   /* What could go each way, first without planning anything. */
-  PlanResult up = plan_vm (t, in, v->place, TRUE, DEMOTE_COLD, G_MAXUINT64, v->top_node, chunk,
+  PlanResult up = plan_vm (t, in, v->place, TRUE, DEMOTE_COLD, G_MAXUINT64, v->top_node, budget,
                            TRUE, NULL);
   PlanResult down = plan_vm (t, in, v->place, FALSE, DEMOTE_COLD_NOW, G_MAXUINT64, v->slow_node,
-                             chunk, TRUE, NULL);
+                             budget, TRUE, NULL);
   guint64 pair = MIN (MIN (up.eligible - up.cooling, down.eligible - down.cooling), bytes);
   v->swap_up = up, v->swap_down = down;
   if (pair == 0)
     return 0;
-  v->swap_down = plan_vm (t, in, v->place, FALSE, DEMOTE_COLD_NOW, pair, v->slow_node, chunk, TRUE,
-                          demotes);
+  v->swap_down = plan_vm (t, in, v->place, FALSE, DEMOTE_COLD_NOW, pair, v->slow_node, budget,
+                          TRUE, demotes);
   v->swap_up = plan_vm (t, in, v->place, TRUE, DEMOTE_COLD, MIN (pair, v->swap_down.planned),
-                        v->top_node, chunk, TRUE, promotes);
+                        v->top_node, budget, TRUE, promotes);
   return v->swap_up.planned;
 }
 
@@ -1048,7 +1079,6 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     t->demoting = FALSE;
 
   guint64 budget = round_budget (t);
-  guint64 chunk = job_bytes (t, budget);
   g_autoptr (GArray) demotes = g_array_new (FALSE, FALSE, sizeof (Job));
   g_autoptr (GArray) promotes = g_array_new (FALSE, FALSE, sizeof (Job));
   guint64 freed = 0;
@@ -1086,7 +1116,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     gboolean share_bound = v->in->demand > v->target + dead_band (v->target);
     DemoteDepth depth = contended || (share_bound && tiers->top_free < keep_free) ?
                           DEMOTE_ANY : DEMOTE_COLD;
-    v->down = plan_vm (t, v->in, v->place, FALSE, depth, bytes, v->slow_node, chunk, FALSE,
+    v->down = plan_vm (t, v->in, v->place, FALSE, depth, bytes, v->slow_node, budget, FALSE,
                        demotes);
     freed += v->down.planned;
   }
@@ -1100,7 +1130,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
         v->target <= v->st->hot_top + dead_band (v->target))
       continue;
     v->up = plan_vm_taken (t, v->in, v->place, TRUE, PROMOTE_HOT,
-                           MIN (v->target - v->st->hot_top, promote_room), v->top_node, chunk,
+                           MIN (v->target - v->st->hot_top, promote_room), v->top_node, budget,
                            FALSE, promote_room ? promotes : NULL, v->taken_up);
     promote_room -= MIN (promote_room, v->up.planned);
   }
@@ -1134,7 +1164,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     if (v->in->max != G_MAXUINT64)
       cap = MIN (cap, v->in->max > held ? v->in->max - held : 0);
     v->warm = plan_vm_taken (t, v->in, v->place, TRUE, PROMOTE_WARM, MIN (cap, promote_room),
-                             v->top_node, chunk, FALSE, promotes, v->taken_up);
+                             v->top_node, budget, FALSE, promotes, v->taken_up);
     promote_room -= MIN (promote_room, v->warm.planned);
   }
   /* A VM with hot memory on a slow node that moves neither way above (at
@@ -1145,7 +1175,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     VmRound *v = up_order->pdata[k];
     if (v->st->hot_slow > dead_band (v->target) && v->up.planned == 0 && v->down.planned == 0)
       swap_budget -= MIN (swap_budget, plan_exchange (t, v, MIN (v->st->hot_slow, swap_budget),
-                                                      chunk, demotes, promotes));
+                                                      budget, demotes, promotes));
   }
   /* Promotions go ahead of the demotions that make their room as far as
    * the low watermark: the reserve is lent to them only for as long as
@@ -1190,7 +1220,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
            " MiB), %u promotion(s); budget %" G_GUINT64_FORMAT " MiB, %" G_GUINT64_FORMAT
            " MiB per CPU-s", tiers->top_free >> 20, t->demoting ? "demoting" : "not demoting",
            demotes->len, freed >> 20, promotes->len, budget >> 20,
-           (guint64) t->rate_all >> 20);
+           (guint64) vt_move_rates_all (t->rates) >> 20);
 }
 
 static gboolean
@@ -1233,6 +1263,7 @@ vt_tiering_new (const VtTieringConfig *config, VtTieringInputsFunc inputs, gpoin
   t->vms = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) vm_state_free);
   t->jobs = g_array_new (FALSE, FALSE, sizeof (Job));
   t->cancel = g_cancellable_new ();
+  t->rates = vt_move_rates_new ();
   t->refilled_us = g_get_monotonic_time ();
   t->byte_tokens = (double) round_budget (t);
   t->cpu_tokens_us = config->interval_ms * (double) config->cpu_ms_per_s;
@@ -1272,6 +1303,7 @@ vt_tiering_free (VtTiering *t)
   g_object_unref (t->cancel);
   g_array_unref (t->jobs);
   g_hash_table_unref (t->vms);
+  vt_move_rates_free (t->rates);
   g_free (t->huge_left_2m);
   g_free (t->huge_left_1g);
   g_free (t);

@@ -21,7 +21,8 @@
  *    stay as they are, and what they hold gets hotter.
  * Migrations run one at a time in a worker thread, within a byte rate and
  * a CPU-time rate (allowances refilled by the time that passes), in jobs
- * sized from the measured speed to a quarter of an interval's CPU:
+ * sized to a quarter of an interval's CPU at the speed measured for their
+ * pair of nodes and page class (vt-move-rates.h):
  * promotions first as far as the top tier has room, then each demotion and
  * the promotions it makes room for; the VM furthest from its target first.
  * A demoting round takes down what the promotions due and the high
@@ -33,8 +34,9 @@
 #include <glib.h>
 
 #include "common/vt-process.h"
-#include "policy/vt-unmovable.h"
 #include "policy/vt-fair-share.h"
+#include "policy/vt-move-rates.h"
+#include "policy/vt-unmovable.h"
 #include "regions/vt-regions.h"
 
 G_BEGIN_DECLS
@@ -129,8 +131,10 @@ typedef struct {
 } VtTieringStats;
 
 /* The measured migration speed: bytes moved per CPU-second of the moving
- * thread, over the last moves (0 before any). */
+ * thread, over the last moves of every kind (0 before any). */
 guint64 vt_tiering_move_rate (VtTiering *tiering);
+/* ... and per pair of nodes and page class, with what each moved. */
+const VtMoveRates *vt_tiering_move_rates (VtTiering *tiering);
 
 /* Fills `inputs` (an array of VtTieringInput) with the VMs to tier. */
 typedef void (*VtTieringInputsFunc) (GArray *inputs, gpointer user_data);

@@ -250,6 +250,21 @@ run_rounds (VtTiering *t, guint rounds)
     g_main_context_iteration (NULL, FALSE), g_usleep (1000);
 }
 
+/* The engine's move speeds have one key, `from` -> `to` in `page_class`,
+ * which moved `bytes`: each job noted under where its pages sat, where
+ * they went, and what pages they are. */
+static void
+assert_one_move_key (VtTiering *t, guint from, guint to, VtPageClass page_class, guint64 bytes)
+{
+  g_autoptr (GArray) rates = vt_move_rates_list (vt_tiering_move_rates (t));
+  g_assert_cmpuint (rates->len, ==, 1);
+  const VtMoveRate *r = &g_array_index (rates, VtMoveRate, 0);
+  g_assert_cmpuint (r->key.from, ==, from);
+  g_assert_cmpuint (r->key.to, ==, to);
+  g_assert_cmpstr (vt_page_class_name (r->key.page_class), ==, vt_page_class_name (page_class));
+  g_assert_cmpuint (r->bytes, ==, bytes);
+}
+
 /* A VM's RAM on the slow node: its hot region comes up, its cold ones stay. */
 static void
 test_promotes_hot (void)
@@ -264,6 +279,8 @@ test_promotes_hot (void)
   g_assert_cmpuint (st->promoted, ==, 1024 * PAGE);
   g_assert_cmpuint (st->demoted, ==, 0);
   g_assert_cmpuint (st->target, ==, 1024 * PAGE); /* its hot demand */
+  /* move_pages queries (no memory blocks here): the page class is unknown. */
+  assert_one_move_key (t, 1, 0, VT_PAGE_CLASS_UNKNOWN, 1024 * PAGE);
   drop_host ();
 }
 
@@ -1102,6 +1119,8 @@ test_hugetlb_moves_into_the_pool (void)
   write_meminfo ();
   run_rounds (t, 20);
   g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
+  /* Its pages are the VM's hugetlbfs size, kpageflags or not. */
+  assert_one_move_key (t, 1, 0, VT_PAGE_CLASS_2M_HUGETLB, 1024 * PAGE);
   huge_pool0 = -1;
   drop_host ();
 }
