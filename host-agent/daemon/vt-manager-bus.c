@@ -24,6 +24,15 @@ on_list_vms (VtDBusManager1 *iface, GDBusMethodInvocation *inv, gpointer data)
   return TRUE;
 }
 
+/* ---- GetMoveRates ---- */
+
+static gboolean
+on_get_move_rates (VtDBusManager1 *iface, GDBusMethodInvocation *inv, gpointer data)
+{
+  vt_dbus_manager1_complete_get_move_rates (iface, inv, vt_manager_move_rates (data));
+  return TRUE;
+}
+
 /* ---- GetHeat, GetHeatHistory ---- */
 
 /* The tracked VM of that name, or an error already returned to the caller. */
@@ -279,6 +288,7 @@ vt_manager_bus_new (VtManager *m, GDBusConnection *connection, GError **error)
   vt_dbus_manager1_set_sources (b->skeleton, vt_manager_get_sources (m));
   g_signal_connect (b->skeleton, "g-authorize-method", G_CALLBACK (on_authorize), NULL);
   g_signal_connect (b->skeleton, "handle-list-vms", G_CALLBACK (on_list_vms), m);
+  g_signal_connect (b->skeleton, "handle-get-move-rates", G_CALLBACK (on_get_move_rates), m);
   g_signal_connect (b->skeleton, "handle-get-heat", G_CALLBACK (on_get_heat), m);
   g_signal_connect (b->skeleton, "handle-get-heat-history", G_CALLBACK (on_get_heat_history), m);
   g_signal_connect (b->skeleton, "handle-set-policy", G_CALLBACK (on_set_policy), m);

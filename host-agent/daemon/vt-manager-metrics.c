@@ -1,7 +1,7 @@
 /* The metrics layer over the registry, beside the D-Bus layer: an HTTP
  * endpoint (libsoup, on the main loop) whose /metrics renders ListVMs'
- * figures, the host's nodes and vtierd's own CPU (vt-metrics.h) at each
- * scrape, and node_exporter's textfile of the same every 15 s. Off unless
+ * and GetMoveRates' figures, the host's nodes and vtierd's own CPU
+ * (vt-metrics.h) at each scrape, and node_exporter's textfile of the same every 15 s. Off unless
  * [metrics] listen or textfile is set. */
 #include "daemon/vt-manager-private.h"
 
@@ -35,12 +35,14 @@ static char *
 render_now (VtManager *m)
 {
   g_autoptr (GVariant) vms = g_variant_ref_sink (vt_manager_list_info (m));
+  g_autoptr (GVariant) rates =
+    vt_manager_get_tiering (m) ? g_variant_ref_sink (vt_manager_move_rates (m)) : NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (VtHostTiers) tiers = vt_host_tiers_read (&error);
   if (!tiers)
     g_debug ("metrics: the host's nodes: %s", error->message);
   VtMetricsSelf self = { own_cpu_seconds (), 0 };
-  return vt_metrics_render (vms, tiers, &self);
+  return vt_metrics_render (vms, rates, tiers, &self);
 }
 
 /* node_exporter's textfile collector reads whole files: written aside and

@@ -37,6 +37,9 @@ VtPolicies *vt_manager_get_policies (VtManager *manager);
  * the same figures. */
 GVariant *vt_manager_vm_info (VtManager *manager, VtVm *vm);
 GVariant *vt_manager_list_info (VtManager *manager);
+/* GetMoveRates' reply: the tiering engine's move speeds as a(uusttd)
+ * (floating; empty when [tiering] is off), for both layers alike. */
+GVariant *vt_manager_move_rates (VtManager *manager);
 /* NULL when [tiering] is off. */
 VtTiering *vt_manager_get_tiering (VtManager *manager);
 /* The access sources the host offers, best first. */

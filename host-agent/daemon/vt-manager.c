@@ -579,6 +579,22 @@ vt_manager_vm_info (VtManager *m, VtVm *vm)
 }
 
 GVariant *
+vt_manager_move_rates (VtManager *m)
+{
+  GVariantBuilder b;
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a(uusttd)"));
+  g_autoptr (GArray) rates = m->tiering ? vt_move_rates_list (vt_tiering_move_rates (m->tiering))
+                                        : NULL;
+  for (guint i = 0; rates && i < rates->len; i++) {
+    const VtMoveRate *r = &g_array_index (rates, VtMoveRate, i);
+    g_variant_builder_add (&b, "(uusttd)", r->key.from, r->key.to,
+                           vt_page_class_name (r->key.page_class), (guint64) r->bytes_per_cpu_s,
+                           r->bytes, r->cpu_us / 1e6);
+  }
+  return g_variant_builder_end (&b);
+}
+
+GVariant *
 vt_manager_list_info (VtManager *m)
 {
   g_autoptr (GPtrArray) vms = vt_manager_list_vms (m);

@@ -175,14 +175,49 @@ render_nodes (GString *out, const VtHostTiers *tiers)
   }
 }
 
+/* What moved between each pair of nodes, per page class, and the CPU time
+ * it took: two counters, whose rates divided are the speed. */
+static void
+render_moves (GString *out, GVariant *rates)
+{
+  static const char *const names[] = { "vtier_move_bytes_total", "vtier_move_cpu_seconds_total" };
+  static const char *const helps[] = {
+    "Bytes vtierd moved from one host node to another, by the class of the pages moved.",
+    "CPU time of vtierd's moving thread (the kernel copies pages on it), by the same.",
+  };
+  for (gsize m = 0; m < G_N_ELEMENTS (names); m++) {
+    family (out, names[m], "counter", helps[m]);
+    GVariantIter it;
+    guint32 from, to;
+    const char *page_class;
+    guint64 speed, bytes;
+    double cpu_s;
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_variant_iter_init (&it, rates);
+    while (g_variant_iter_next (&it, "(uu&sttd)", &from, &to, &page_class, &speed, &bytes,
+                                &cpu_s)) {
+      g_string_append_printf (out, "%s{from=\"%u\",to=\"%u\",class=\"", names[m], from, to);
+      append_label_value (out, page_class);
+      if (m == 0)
+        g_string_append_printf (out, "\"} %" G_GUINT64_FORMAT "\n", bytes);
+      else
+        g_string_append_printf (out, "\"} %s\n", g_ascii_dtostr (buf, sizeof buf, cpu_s));
+    }
+  }
+}
+
 char *
-vt_metrics_render (GVariant *vms, const VtHostTiers *tiers, const VtMetricsSelf *self)
+vt_metrics_render (GVariant *vms, GVariant *rates, const VtHostTiers *tiers,
+                   const VtMetricsSelf *self)
 {
   g_return_val_if_fail (g_variant_is_of_type (vms, G_VARIANT_TYPE ("aa{sv}")), NULL);
+  g_return_val_if_fail (!rates || g_variant_is_of_type (rates, G_VARIANT_TYPE ("a(uusttd)")), NULL);
   GString *out = g_string_new (NULL);
   family (out, "vtier_vms", "gauge", "VMs vtierd knows.");
   g_string_append_printf (out, "vtier_vms %" G_GSIZE_FORMAT "\n", g_variant_n_children (vms));
   render_vms (out, vms);
+  if (rates)
+    render_moves (out, rates);
   if (tiers)
     render_nodes (out, tiers);
   family (out, "vtier_cpu_seconds_total", "counter", "CPU time vtierd used (user and system).");

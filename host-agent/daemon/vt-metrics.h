@@ -16,9 +16,12 @@ typedef struct {
   guint64 rounds;       /* tiering rounds run */
 } VtMetricsSelf;
 
-/* `vms` is ListVMs' aa{sv} (host-agent/dbus/org.vtier.Manager1.xml); `tiers`
- * may be NULL (the host's nodes then go unreported). */
-char *vt_metrics_render (GVariant *vms, const VtHostTiers *tiers, const VtMetricsSelf *self);
+/* `vms` is ListVMs' aa{sv} (host-agent/dbus/org.vtier.Manager1.xml),
+ * `rates` GetMoveRates' a(uusttd), as counters per {from, to, class}, or
+ * NULL (tiering off: no such families); `tiers` may be NULL (the host's
+ * nodes then go unreported). */
+char *vt_metrics_render (GVariant *vms, GVariant *rates, const VtHostTiers *tiers,
+                         const VtMetricsSelf *self);
 
 /* "HOST:PORT" (an IPv6 host in brackets; port 0: any free one) as a socket address; NULL with
  * VT_ERROR_INVALID naming the text. */

@@ -691,7 +691,7 @@ vt_tiering_move_rate (VtTiering *t)
   return (guint64) vt_move_rates_all (t->rates);
 }
 
-const VtMoveRates *
+VtMoveRates *
 vt_tiering_move_rates (VtTiering *t)
 {
   return t->rates;

@@ -133,8 +133,9 @@ typedef struct {
 /* The measured migration speed: bytes moved per CPU-second of the moving
  * thread, over the last moves of every kind (0 before any). */
 guint64 vt_tiering_move_rate (VtTiering *tiering);
-/* ... and per pair of nodes and page class, with what each moved. */
-const VtMoveRates *vt_tiering_move_rates (VtTiering *tiering);
+/* ... and per pair of nodes and page class, with what each moved: the
+ * engine's own table, which its jobs note into. */
+VtMoveRates *vt_tiering_move_rates (VtTiering *tiering);
 
 /* Fills `inputs` (an array of VtTieringInput) with the VMs to tier. */
 typedef void (*VtTieringInputsFunc) (GArray *inputs, gpointer user_data);

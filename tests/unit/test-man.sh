@@ -6,8 +6,9 @@
 # - vtierctl.1 names every command and every option `vtierctl --help` and
 #   `vtierctl COMMAND --help` list, every exit code of its EXIT_* enum and
 #   its help text, and VTIER_BUS_ADDRESS;
-# - vtierd.8 names every option `vtierd --help` lists and every signal
-#   vtierd handles; vtier-guest.8 every option of `vtier-guest --help`;
+# - vtierd.8 names every option `vtierd --help` lists, every signal
+#   vtierd handles and every method of org.vtier.Manager1.xml;
+#   vtier-guest.8 every option of `vtier-guest --help`;
 # - vtierd.conf.5 has every group of vt-config.c's option table, and every
 #   option of it and of the shipped vtierd.conf as KEY=DEFAULT, with the
 #   default vtierd.conf shows.
@@ -115,6 +116,12 @@ signals=$(grep -oE 'g_unix_signal_add \(SIG[A-Z]+' "$src/host-agent/daemon/vtier
 check "vtierd.c handles signals" test -n "$signals"
 for s in $signals; do
   check "vtierd.8 SIGNALS has $s" grep -qE "^ +([A-Z, ]*)?$s" <<<"$(section vtierd.8 SIGNALS)"
+done
+methods=$(grep -oE '<method name="[A-Za-z]+"' "$src/host-agent/dbus/org.vtier.Manager1.xml" |
+          grep -oE '"[A-Za-z]+"' | tr -d '"')
+check "org.vtier.Manager1.xml has methods" test -n "$methods"
+for m in $methods; do
+  check "vtierd.8 D-BUS names the method $m" has vtierd.8 "$m"
 done
 for f in vtierd.service org.vtier.Manager1.conf org.vtier.Manager1.xml damon-slots policies.conf \
          vtierd.conf /run/vtier/guest /run/vtier/qmp G_MESSAGES_DEBUG; do

@@ -736,6 +736,53 @@ test_metrics_endpoint (Fixture *f, gconstpointer data)
   g_assert_true (g_str_has_suffix (written, "\n"));
 }
 
+/* ---- the move speeds ---- */
+
+/* GetMoveRates: the engine's table as it stands, one (from, to, class,
+ * speed, bytes, CPU seconds) a key, in key order; empty before any move. */
+static void
+test_move_rates (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  g_autoptr (GVariant) none = call (f, "GetMoveRates", NULL, NULL);
+  g_assert_cmpstr (g_variant_get_type_string (none), ==, "(a(uusttd))");
+  g_autoptr (GVariant) empty = g_variant_get_child_value (none, 0);
+  g_assert_cmpuint (g_variant_n_children (empty), ==, 0);
+
+  VtMoveRates *rates = vt_tiering_move_rates (vt_manager_get_tiering (f->manager));
+  const VtMoveKey thp_up = { 1, 0, VT_PAGE_CLASS_2M_THP }, down = { 0, 1, VT_PAGE_CLASS_4K };
+  vt_move_rates_note (rates, &thp_up, 1024ull << 20, 2 * G_USEC_PER_SEC);
+  vt_move_rates_note (rates, &down, 64ull << 20, G_USEC_PER_SEC / 2);
+  g_autoptr (GVariant) reply = call (f, "GetMoveRates", NULL, NULL);
+  g_autoptr (GVariant) list = g_variant_get_child_value (reply, 0);
+  g_assert_cmpuint (g_variant_n_children (list), ==, 2);
+  guint32 from, to;
+  const char *page_class;
+  guint64 speed, bytes;
+  double cpu_s;
+  g_variant_get_child (list, 0, "(uu&sttd)", &from, &to, &page_class, &speed, &bytes, &cpu_s);
+  g_assert_cmpuint (from, ==, 0);
+  g_assert_cmpuint (to, ==, 1);
+  g_assert_cmpstr (page_class, ==, "4k");
+  g_assert_cmpuint (speed, ==, 128ull << 20);
+  g_assert_cmpuint (bytes, ==, 64ull << 20);
+  g_assert_cmpfloat (cpu_s, ==, 0.5);
+  g_variant_get_child (list, 1, "(uu&sttd)", &from, &to, &page_class, &speed, &bytes, &cpu_s);
+  g_assert_cmpuint (from, ==, 1);
+  g_assert_cmpstr (page_class, ==, "2m-thp");
+  g_assert_cmpuint (speed, ==, 512ull << 20);
+  g_assert_cmpfloat (cpu_s, ==, 2.0);
+
+  /* A scrape has the same as counters. */
+  guint status = 0;
+  g_autofree char *text = http (f, "GET", &status);
+  g_assert_cmpuint (status, ==, 200);
+  g_assert_nonnull (strstr (text, "\nvtier_move_bytes_total{from=\"1\",to=\"0\","
+                                  "class=\"2m-thp\"} 1073741824\n"));
+  g_assert_nonnull (strstr (text, "\nvtier_move_cpu_seconds_total{from=\"0\",to=\"1\","
+                                  "class=\"4k\"} 0.5\n"));
+}
+
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
 
 int
@@ -758,5 +805,6 @@ main (int argc, char **argv)
   ADD ("/manager-bus/signal/state-changed", test_signal_state_changed);
   ADD ("/manager-bus/signal/target", test_signal_target);
   ADD ("/manager-bus/metrics/endpoint", test_metrics_endpoint);
+  ADD ("/manager-bus/move-rates", test_move_rates);
   return g_test_run ();
 }

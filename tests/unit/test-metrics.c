@@ -1,6 +1,7 @@
 /* The metrics text (daemon/vt-metrics.c): ListVMs' figures in Prometheus's
  * exposition format, label values escaped, "no cap" as +Inf, the host's
- * nodes; and the listen address. The endpoint itself is tested over HTTP
+ * nodes, the bytes and CPU time of moves per pair of nodes and page
+ * class; and the listen address. The endpoint itself is tested over HTTP
  * on the real manager in test-manager-bus. */
 #include <gio/gio.h>
 #include <string.h>
@@ -62,7 +63,10 @@ test_render (void)
   g_array_append_val (tiers.nodes, node0);
   g_array_append_val (tiers.nodes, node1);
   VtMetricsSelf self = { 1.5, 0 };
-  g_autofree char *text = vt_metrics_render (vms, &tiers, &self);
+  g_autoptr (GVariant) rates = g_variant_ref_sink (g_variant_new_parsed (
+    "[(uint32 1, uint32 0, '2m-thp', uint64 671088640, uint64 1342177280, 2.0),"
+    " (1, 0, '4k', 67108864, 33554432, 0.5)]"));
+  g_autofree char *text = vt_metrics_render (vms, rates, &tiers, &self);
   g_array_unref (tiers.nodes);
   g_test_message ("%s", text);
 
@@ -88,7 +92,16 @@ test_render (void)
   g_assert_nonnull (strstr (text, "vtier_node_free_bytes{node=\"0\",tier=\"4\"} 12582912\n"));
   g_assert_nonnull (strstr (text, "vtier_node_top_tier{node=\"1\",tier=\"22\"} 0\n"));
   g_assert_nonnull (strstr (text, "vtier_cpu_seconds_total 1.5\n"));
-  /* Every sample's family is declared once, before it. */
+  g_assert_nonnull (strstr (text, "# TYPE vtier_move_bytes_total counter\n"));
+  g_assert_nonnull (strstr (text, "# TYPE vtier_move_cpu_seconds_total counter\n"));
+  g_assert_nonnull (strstr (text, "\nvtier_move_bytes_total{from=\"1\",to=\"0\",class=\"2m-thp\"} "
+                                  "1342177280\n"));
+  g_assert_nonnull (strstr (text, "\nvtier_move_cpu_seconds_total{from=\"1\",to=\"0\","
+                                  "class=\"4k\"} 0.5\n"));
+  g_assert_cmpuint (count_lines (text, "vtier_move_bytes_total{"), ==, 2);
+  g_assert_cmpuint (count_lines (text, "vtier_move_cpu_seconds_total{"), ==, 2);
+  /* Every sample's family is declared once, before it, with its help;
+   * a counter's name ends in _total. */
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   g_autoptr (GHashTable) typed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   for (guint i = 0; lines[i]; i++) {
@@ -96,11 +109,26 @@ test_render (void)
       g_auto (GStrv) f = g_strsplit (lines[i] + 7, " ", 2);
       g_assert_false (g_hash_table_contains (typed, f[0]));
       g_hash_table_add (typed, g_strdup (f[0]));
+      g_autofree char *help = g_strdup_printf ("# HELP %s ", f[0]);
+      g_assert_true (i > 0 && g_str_has_prefix (lines[i - 1], help));
+      if (g_str_equal (f[1], "counter"))
+        g_assert_true (g_str_has_suffix (f[0], "_total"));
     } else if (lines[i][0] && lines[i][0] != '#') {
       g_autofree char *name = g_strndup (lines[i], strcspn (lines[i], "{ "));
       g_assert_true (g_hash_table_contains (typed, name));
     }
   }
+}
+
+/* Tiering off: no move families at all. */
+static void
+test_render_without_moves (void)
+{
+  g_autoptr (GVariant) vms = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE_VARDICT,
+                                                                      NULL, 0));
+  g_autofree char *text = vt_metrics_render (vms, NULL, NULL, NULL);
+  g_assert_null (strstr (text, "vtier_move_"));
+  g_assert_nonnull (strstr (text, "vtier_vms 0\n"));
 }
 
 static void
@@ -135,6 +163,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/metrics/render", test_render);
+  g_test_add_func ("/metrics/render-without-moves", test_render_without_moves);
   g_test_add_func ("/metrics/parse-listen", test_parse_listen);
   return g_test_run ();
 }
