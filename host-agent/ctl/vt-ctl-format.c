@@ -403,14 +403,21 @@ json_add_dict_members (JsonBuilder *builder, GVariant *dict)
   }
 }
 
-char *
-vt_ctl_format_vms_json (GVariant *vms)
+/* {"name": the array `add` makes of `items`}. */
+static char *
+json_named_array (const char *name, void (*add) (JsonBuilder *, GVariant *), GVariant *items)
 {
-  g_return_val_if_fail (g_variant_is_of_type (vms, G_VARIANT_TYPE ("aa{sv}")), NULL);
-
   g_autoptr (JsonBuilder) builder = json_builder_new ();
   json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "vms");
+  json_builder_set_member_name (builder, name);
+  add (builder, items);
+  json_builder_end_object (builder);
+  return json_text (builder);
+}
+
+static void
+json_add_vms (JsonBuilder *builder, GVariant *vms)
+{
   json_builder_begin_array (builder);
   gsize n_vms = g_variant_n_children (vms);
   for (gsize i = 0; i < n_vms; i++) {
@@ -420,8 +427,108 @@ vt_ctl_format_vms_json (GVariant *vms)
     json_builder_end_object (builder);
   }
   json_builder_end_array (builder);
-  json_builder_end_object (builder);
-  return json_text (builder);
+}
+
+char *
+vt_ctl_format_vms_json (GVariant *vms)
+{
+  g_return_val_if_fail (g_variant_is_of_type (vms, G_VARIANT_TYPE ("aa{sv}")), NULL);
+  return json_named_array ("vms", json_add_vms, vms);
+}
+
+/* ---- GetMoveRates ---- */
+
+typedef struct {
+  guint32 from, to;
+  const char *page_class;
+  guint64 speed, bytes;
+  double cpu_s;
+} MoveRate;
+
+/* The next entry of GetMoveRates' reply (borrowing its class name). */
+static gboolean
+next_rate (GVariantIter *it, MoveRate *r)
+{
+  return g_variant_iter_next (it, "(uu&sttd)", &r->from, &r->to, &r->page_class, &r->speed,
+                              &r->bytes, &r->cpu_s);
+}
+
+/* The table of moves, each line after `indent`. */
+static void
+append_rates_table (GString *out, GVariant *rates, const char *indent)
+{
+  g_auto (Table) table = { 0 };
+  table_init (&table, "rrlrrr");
+  table_add (&table, g_strdup ("FROM"), g_strdup ("TO"), g_strdup ("CLASS"),
+             g_strdup ("PER CPU-SECOND"), g_strdup ("MOVED"), g_strdup ("CPU"));
+  GVariantIter it;
+  MoveRate r;
+  g_variant_iter_init (&it, rates);
+  while (next_rate (&it, &r))
+    table_add (&table, g_strdup_printf ("%u", r.from), g_strdup_printf ("%u", r.to),
+               g_strdup (r.page_class), r.speed ? vt_ctl_format_size (r.speed) : g_strdup ("-"),
+               vt_ctl_format_size (r.bytes),
+               vt_ctl_format_duration_us ((guint64) llround (r.cpu_s * 1e6)));
+  g_autofree gsize *widths = table_widths (&table);
+  for (guint i = 0; i < table.rows->len; i++) {
+    g_string_append (out, indent);
+    table_append_row (&table, widths, i, out);
+  }
+}
+
+char *
+vt_ctl_format_rates_text (GVariant *rates)
+{
+  g_return_val_if_fail (g_variant_is_of_type (rates, G_VARIANT_TYPE ("a(uusttd)")), NULL);
+  if (g_variant_n_children (rates) == 0)
+    return g_strdup ("no moves yet\n");
+  GString *out = g_string_new (NULL);
+  append_rates_table (out, rates, "");
+  return g_string_free (out, FALSE);
+}
+
+char *
+vt_ctl_format_rates_show_text (GVariant *rates)
+{
+  g_return_val_if_fail (g_variant_is_of_type (rates, G_VARIANT_TYPE ("a(uusttd)")), NULL);
+  if (g_variant_n_children (rates) == 0)
+    return g_strdup ("");
+  GString *out = g_string_new ("  host moves by pair of nodes and page class:\n");
+  append_rates_table (out, rates, "    ");
+  return g_string_free (out, FALSE);
+}
+
+static void
+json_add_rates (JsonBuilder *builder, GVariant *rates)
+{
+  json_builder_begin_array (builder);
+  GVariantIter it;
+  MoveRate r;
+  g_variant_iter_init (&it, rates);
+  while (next_rate (&it, &r)) {
+    json_builder_begin_object (builder);
+    json_builder_set_member_name (builder, "from");
+    json_builder_add_int_value (builder, r.from);
+    json_builder_set_member_name (builder, "to");
+    json_builder_add_int_value (builder, r.to);
+    json_builder_set_member_name (builder, "class");
+    json_builder_add_string_value (builder, r.page_class);
+    json_builder_set_member_name (builder, "bytes_per_cpu_second");
+    json_builder_add_int_value (builder, (gint64) r.speed);
+    json_builder_set_member_name (builder, "bytes_moved");
+    json_builder_add_int_value (builder, (gint64) r.bytes);
+    json_builder_set_member_name (builder, "cpu_seconds");
+    json_builder_add_double_value (builder, r.cpu_s);
+    json_builder_end_object (builder);
+  }
+  json_builder_end_array (builder);
+}
+
+char *
+vt_ctl_format_rates_json (GVariant *rates)
+{
+  g_return_val_if_fail (g_variant_is_of_type (rates, G_VARIANT_TYPE ("a(uusttd)")), NULL);
+  return json_named_array ("rates", json_add_rates, rates);
 }
 
 /* ---- GetHeat ---- */
@@ -800,7 +907,8 @@ vt_ctl_format_guest_view_text (const char *report, double age_s, GError **error)
 }
 
 char *
-vt_ctl_format_show_json (GVariant *vm, const char *report, double age_s, GError **error)
+vt_ctl_format_show_json (GVariant *vm, const char *report, double age_s, GVariant *rates,
+                         GError **error)
 {
   g_autoptr (JsonNode) view = NULL;
   if (report) {
@@ -824,6 +932,11 @@ vt_ctl_format_show_json (GVariant *vm, const char *report, double age_s, GError 
   json_builder_set_member_name (builder, "age_s");
   if (report)
     json_builder_add_double_value (builder, age_s);
+  else
+    json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "move_rates");
+  if (rates)
+    json_add_rates (builder, rates);
   else
     json_builder_add_null_value (builder);
   json_builder_end_object (builder);

@@ -29,6 +29,18 @@ char *vt_ctl_format_tiering_text (GVariant *vm);
  * keyed by node number, write_mbps null when unknown. */
 char *vt_ctl_format_vms_json (GVariant *vms);
 
+/* GetMoveRates' reply (a(uusttd)): a header and one line per pair of
+ * nodes and page class (from, to, class, bytes per CPU-second or "-"
+ * before one is measured, bytes moved, CPU time); "no moves yet" when
+ * there are none. */
+char *vt_ctl_format_rates_text (GVariant *rates);
+/* `vtierctl show`'s lines of the same: a heading and the table indented;
+ * "" when there are none. */
+char *vt_ctl_format_rates_show_text (GVariant *rates);
+/* {"rates": [{"from", "to", "class", "bytes_per_cpu_second",
+ * "bytes_moved", "cpu_seconds"}]}. */
+char *vt_ctl_format_rates_json (GVariant *rates);
+
 /* GetHeat's reply (a{sv}, a(tttuu)): a summary line and one line per
  * region, sorted by guest-physical address. */
 char *vt_ctl_format_heat_text (GVariant *info, GVariant *regions);
@@ -67,9 +79,11 @@ char *vt_ctl_format_heatmap_json (const VtCtlHeatHistory *history, const char *p
 char *vt_ctl_format_guest_view_text (const char *report, double age_s, GError **error);
 /* `vtierctl show --json`: {"vm": {the ListVMs entry, as in
  * vt_ctl_format_vms_json} | null, "guest_view": {the report} | null,
- * "age_s": d | null}. vm and report may be NULL (unknown VM, no report);
- * a bad report fails as above. */
-char *vt_ctl_format_show_json (GVariant *vm, const char *report, double age_s, GError **error);
+ * "age_s": d | null, "move_rates": [as in vt_ctl_format_rates_json] |
+ * null}. vm, report and rates may be NULL (unknown VM, no report, a
+ * vtierd without GetMoveRates); a bad report fails as above. */
+char *vt_ctl_format_show_json (GVariant *vm, const char *report, double age_s, GVariant *rates,
+                               GError **error);
 
 /* ---- vtierctl monitor ---- */
 

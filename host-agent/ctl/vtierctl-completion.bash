@@ -23,7 +23,7 @@ _vtierctl() {
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
     COMPREPLY=()
 
-    local commands='list heat heatmap show set monitor xml help'
+    local commands='list heat heatmap show rates set monitor xml help'
     # Options that take a value (the next word, or after '=').
     local with_value='-o --output -i --input --width --height --weight --min --max --mode
                       --timeout --fast --slow --fast-nodes --slow-nodes'
@@ -84,7 +84,7 @@ _vtierctl() {
 
     local options takes_vm=0
     case $cmd in
-        list | monitor) options='--json' ;;
+        list | monitor | rates) options='--json' ;;
         heat | show) options='--json' takes_vm=1 ;;
         heatmap) options='--json -o --output --width --height' takes_vm=1 ;;
         set) options='--json --weight --min --max --mode --wait --timeout' takes_vm=1 ;;

@@ -261,7 +261,22 @@ is_not_found (const GError *error)
   return g_strcmp0 (name, NOT_FOUND_ERROR) == 0;
 }
 
-/* The VM's ListVMs row and what its guest last reported. A guest that has
+/* The host's move speeds per pair of nodes and page class. */
+static int
+run_rates (VtDBusManager1 *manager, const char *vm G_GNUC_UNUSED)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) rates = NULL;
+  if (!vt_dbus_manager1_call_get_move_rates_sync (manager, &rates, NULL, &error))
+    return call_failed (error);
+  g_autofree char *text = opt_json ? vt_ctl_format_rates_json (rates)
+                                   : vt_ctl_format_rates_text (rates);
+  print_out (text);
+  return EXIT_OK;
+}
+
+/* The VM's ListVMs row, the host's move speeds (none from a vtierd older
+ * than GetMoveRates) and what its guest last reported. A guest that has
  * not reported fails (after the row), as does a bad report. */
 static int
 run_show (VtDBusManager1 *manager, const char *name)
@@ -275,6 +290,12 @@ run_show (VtDBusManager1 *manager, const char *name)
     g_printerr ("vtierctl: no VM named \"%s\"\n", name);
     return EXIT_NO_SUCH_VM;
   }
+  g_autoptr (GVariant) rates = NULL;
+  if (!vt_dbus_manager1_call_get_move_rates_sync (manager, &rates, NULL, &error)) {
+    if (!g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_METHOD))
+      return call_failed (error);
+    g_clear_error (&error);
+  }
   g_autofree char *report = NULL;
   double age_s = 0;
   if (!vt_dbus_manager1_call_get_guest_view_sync (manager, name, &report, &age_s, NULL, &error)) {
@@ -285,14 +306,15 @@ run_show (VtDBusManager1 *manager, const char *name)
 
   g_autofree char *text = NULL;
   if (opt_json) {
-    text = vt_ctl_format_show_json (vm, report, age_s, &error);
+    text = vt_ctl_format_show_json (vm, report, age_s, rates, &error);
   } else {
     g_autoptr (GVariant) one = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE_VARDICT, &vm, 1));
     g_autofree char *row = vt_ctl_format_vms_text (one);
     g_autofree char *tiering = vt_ctl_format_tiering_text (vm);
+    g_autofree char *moves = rates ? vt_ctl_format_rates_show_text (rates) : g_strdup ("");
     g_autofree char *view = report ? vt_ctl_format_guest_view_text (report, age_s, &error) : NULL;
     if (!report || view)
-      text = g_strconcat (row, tiering, view ? "\n" : "", view, NULL);
+      text = g_strconcat (row, tiering, moves, view ? "\n" : "", view, NULL);
   }
   if (!text) {
     g_printerr ("vtierctl: %s: %s\n", name, error->message);
@@ -707,8 +729,10 @@ static const Command commands[] = {
   { "heat", "VM", "A VM's regions of the last aggregation and their heat", TRUE, NULL, run_heat, FALSE },
   { "heatmap", "VM -o FILE.png", "A PNG heat map of a VM's recent aggregations (time × guest RAM)",
     TRUE, heatmap_entries, run_heatmap, FALSE },
-  { "show", "VM", "A VM's row of list, and its guest's own view of its tiers (vtier-guest)", TRUE,
-    NULL, run_show, FALSE },
+  { "show", "VM", "A VM's row of list, its tiering, the host's move speeds, and its guest's own "
+    "view of its tiers (vtier-guest)", TRUE, NULL, run_show, FALSE },
+  { "rates", "", "How fast the host moves guest memory: bytes per CPU-second, moved and CPU "
+    "time, per pair of host nodes and page class", FALSE, NULL, run_rates, FALSE },
   { "set", "VM [--weight N] [--min SIZE] [--max SIZE] [--mode MODE] [--wait [--timeout SECONDS]]",
     "Change a VM's tiering policy now, and keep it; --wait: until it is at its target", TRUE,
     set_entries, run_set, FALSE },

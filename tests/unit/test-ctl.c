@@ -116,6 +116,17 @@ sample_heat_regions (void)
   return g_variant_builder_end (&regions);
 }
 
+/* GetMoveRates (a(uusttd)): THPs up from node 1, 4 KiB pages down to it,
+ * and a pair moved too little to time yet. Floating. */
+static GVariant *
+sample_rates (void)
+{
+  return g_variant_new_parsed ("[(uint32 0, uint32 1, '4k', uint64 134217728, uint64 67108864,"
+                               "   0.5),"
+                               " (1, 0, '2m-thp', 536870912, 1073741824, 2.0),"
+                               " (2, 0, 'unknown', 0, 1048576, 0.0004)]");
+}
+
 /* ---- sizes and durations ---- */
 
 static void
@@ -679,7 +690,7 @@ test_guest_view_bad (void)
     g_clear_error (&error);
     g_autoptr (GVariant) vms = g_variant_ref_sink (sample_vms ());
     g_autoptr (GVariant) vm = g_variant_get_child_value (vms, 0);
-    g_autofree char *json = vt_ctl_format_show_json (vm, report, 1, &error);
+    g_autofree char *json = vt_ctl_format_show_json (vm, report, 1, NULL, &error);
     g_assert_null (json);
     g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
   }
@@ -691,7 +702,8 @@ test_show_json (void)
   g_autoptr (GVariant) vms = g_variant_ref_sink (sample_vms ());
   g_autoptr (GVariant) web = g_variant_get_child_value (vms, 0);
   g_autoptr (GError) error = NULL;
-  g_autofree char *json = vt_ctl_format_show_json (web, SAMPLE_REPORT, 2.5, &error);
+  g_autoptr (GVariant) rates = g_variant_ref_sink (sample_rates ());
+  g_autofree char *json = vt_ctl_format_show_json (web, SAMPLE_REPORT, 2.5, rates, &error);
   g_assert_no_error (error);
   g_autoptr (JsonNode) root = NULL;
   JsonObject *show = parse_object (json, &root);
@@ -703,13 +715,67 @@ test_show_json (void)
   JsonObject *node1 = json_array_get_object_element (json_object_get_array_member (view, "nodes"), 1);
   g_assert_cmpint (json_object_get_int_member (node1, "tier"), ==, 75);
   g_assert_cmpfloat (json_object_get_double_member (show, "age_s"), ==, 2.5);
+  JsonArray *moves = json_object_get_array_member (show, "move_rates");
+  g_assert_cmpuint (json_array_get_length (moves), ==, 3);
+  JsonObject *thp = json_array_get_object_element (moves, 1);
+  g_assert_cmpstr (json_object_get_string_member (thp, "class"), ==, "2m-thp");
+  g_assert_cmpint (json_object_get_int_member (thp, "bytes_per_cpu_second"), ==, 512 * MiB);
 
-  g_autofree char *none = vt_ctl_format_show_json (web, NULL, 0, &error);
+  g_autofree char *none = vt_ctl_format_show_json (web, NULL, 0, NULL, &error);
   g_assert_no_error (error);
   g_autoptr (JsonNode) none_root = NULL;
   JsonObject *empty = parse_object (none, &none_root);
   g_assert_true (json_object_get_null_member (empty, "guest_view"));
   g_assert_true (json_object_get_null_member (empty, "age_s"));
+  g_assert_true (json_object_get_null_member (empty, "move_rates"));
+}
+
+/* ---- GetMoveRates ---- */
+
+/* A line per pair and class, aligned under the header; "-" where no speed
+ * is measured yet; show's the same, indented under a heading. */
+static void
+test_rates_text (void)
+{
+  g_autoptr (GVariant) rates = g_variant_ref_sink (sample_rates ());
+  g_autofree char *text = vt_ctl_format_rates_text (rates);
+  g_test_message ("%s", text);
+  g_assert_cmpstr (text, ==,
+                   "FROM  TO  CLASS    PER CPU-SECOND     MOVED     CPU\n"
+                   "   0   1  4k            128.0 MiB  64.0 MiB  500 ms\n"
+                   "   1   0  2m-thp        512.0 MiB   1.0 GiB     2 s\n"
+                   "   2   0  unknown               -   1.0 MiB  400 us\n");
+  g_autofree char *shown = vt_ctl_format_rates_show_text (rates);
+  g_assert_true (g_str_has_prefix (shown, "  host moves by pair of nodes and page class:\n"
+                                          "    FROM  TO  CLASS "));
+  g_assert_nonnull (strstr (shown, "\n       1   0  2m-thp        512.0 MiB   1.0 GiB     2 s\n"));
+
+  g_autoptr (GVariant) none = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("(uusttd)"),
+                                                                       NULL, 0));
+  g_autofree char *nothing = vt_ctl_format_rates_text (none);
+  g_assert_cmpstr (nothing, ==, "no moves yet\n");
+  g_autofree char *nothing_shown = vt_ctl_format_rates_show_text (none);
+  g_assert_cmpstr (nothing_shown, ==, "");
+}
+
+static void
+test_rates_json (void)
+{
+  g_autoptr (GVariant) rates = g_variant_ref_sink (sample_rates ());
+  g_autofree char *json = vt_ctl_format_rates_json (rates);
+  g_autoptr (JsonNode) root = NULL;
+  JsonObject *top = parse_object (json, &root);
+  JsonArray *list = json_object_get_array_member (top, "rates");
+  g_assert_cmpuint (json_array_get_length (list), ==, 3);
+  JsonObject *down = json_array_get_object_element (list, 0);
+  g_assert_cmpint (json_object_get_int_member (down, "from"), ==, 0);
+  g_assert_cmpint (json_object_get_int_member (down, "to"), ==, 1);
+  g_assert_cmpstr (json_object_get_string_member (down, "class"), ==, "4k");
+  g_assert_cmpint (json_object_get_int_member (down, "bytes_per_cpu_second"), ==, 128 * MiB);
+  g_assert_cmpint (json_object_get_int_member (down, "bytes_moved"), ==, 64 * MiB);
+  g_assert_cmpfloat (json_object_get_double_member (down, "cpu_seconds"), ==, 0.5);
+  JsonObject *untimed = json_array_get_object_element (list, 2);
+  g_assert_cmpint (json_object_get_int_member (untimed, "bytes_per_cpu_second"), ==, 0);
 }
 
 /* ---- vtierctl monitor's lines ---- */
@@ -877,6 +943,7 @@ static gboolean unknown_vm (GDBusMethodInvocation *invocation, const char *vm);
  * rounds would: "walker" climbs 100 MiB a round to its 300 MiB target,
  * "stuck" stays at 0 of it, "idle" is not tiered. */
 static gboolean with_walkers;
+static gboolean without_rates; /* a vtierd older than GetMoveRates */
 static guint64 walker_rounds;
 
 static void
@@ -961,6 +1028,19 @@ on_get_heat_history (VtDBusManager1 *manager, GDBusMethodInvocation *invocation,
   return TRUE;
 }
 
+static gboolean
+on_get_move_rates (VtDBusManager1 *manager, GDBusMethodInvocation *invocation,
+                   gpointer data G_GNUC_UNUSED)
+{
+  if (without_rates) {
+    g_dbus_method_invocation_return_error (invocation, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_METHOD,
+                                           "No such method \"GetMoveRates\"");
+    return TRUE;
+  }
+  vt_dbus_manager1_complete_get_move_rates (manager, invocation, sample_rates ());
+  return TRUE;
+}
+
 /* "web" has reported; "db" has not. */
 static gboolean
 on_get_guest_view (VtDBusManager1 *manager, GDBusMethodInvocation *invocation, const char *vm,
@@ -989,6 +1069,7 @@ fake_vtierd_setup (FakeVtierd *fake, gconstpointer own_name)
   g_signal_connect (fake->t.manager, "handle-get-heat", G_CALLBACK (on_get_heat), NULL);
   g_signal_connect (fake->t.manager, "handle-get-heat-history", G_CALLBACK (on_get_heat_history), NULL);
   g_signal_connect (fake->t.manager, "handle-get-guest-view", G_CALLBACK (on_get_guest_view), NULL);
+  g_signal_connect (fake->t.manager, "handle-get-move-rates", G_CALLBACK (on_get_move_rates), NULL);
 }
 
 static void
@@ -1151,6 +1232,10 @@ test_bus_show (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   g_assert_nonnull (strstr (row, "0: 3.0 GiB, 1: 1.0 GiB"));
   g_assert_null (vt_test_line_starting (text.out, "db "));
   g_assert_nonnull (strstr (text.out, "\n\nguest guest1, kernel 6.12.48+deb13-amd64, reported 3.2 s ago\n"));
+  /* The host's moves per pair, after its tiering lines. */
+  g_assert_nonnull (strstr (text.out, "  host moves by pair of nodes and page class:\n"));
+  g_assert_nonnull (strstr (text.out,
+                            "\n       1   0  2m-thp        512.0 MiB   1.0 GiB     2 s\n"));
   g_assert_true (g_str_has_suffix (text.out, "\nguest sees 2 tiers: node 1 (no CPUs) in tier 75 below node 0 in tier 4\n"));
 
   g_auto (VtTestRun) json = { 0 };
@@ -1161,6 +1246,23 @@ test_bus_show (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (show, "vm"), "name"), ==, "web");
   g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (show, "guest_view"), "version"), ==, 1);
   g_assert_cmpfloat (json_object_get_double_member (show, "age_s"), ==, 3.25);
+  JsonArray *moves = json_object_get_array_member (show, "move_rates");
+  g_assert_cmpuint (json_array_get_length (moves), ==, 3);
+
+  /* A vtierd without GetMoveRates: the rest of it, no moves. */
+  without_rates = TRUE;
+  g_auto (VtTestRun) older = { 0 };
+  run_vtierctl (fake, &older, "show", "web", NULL);
+  g_assert_cmpint (older.status, ==, 0);
+  g_assert_null (strstr (older.out, "by pair of nodes"));
+  g_assert_nonnull (strstr (older.out, "\nguest guest1, "));
+  g_auto (VtTestRun) older_json = { 0 };
+  run_vtierctl (fake, &older_json, "show", "web", "--json", NULL);
+  g_assert_cmpint (older_json.status, ==, 0);
+  g_autoptr (JsonNode) older_root = NULL;
+  g_assert_true (json_object_get_null_member (parse_object (older_json.out, &older_root),
+                                              "move_rates"));
+  without_rates = FALSE;
 
   /* Not reported: the row, and what to check. */
   g_auto (VtTestRun) silent = { 0 };
@@ -1178,6 +1280,40 @@ test_bus_show (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   g_assert_cmpint (unknown.status, ==, 4);
   g_assert_cmpstr (unknown.out, ==, "");
   g_assert_cmpstr (unknown.err, ==, "vtierctl: no VM named \"nosuch\"\n");
+}
+
+/* vtierctl rates, as a table and as JSON. */
+static void
+test_bus_rates (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
+{
+  g_auto (VtTestRun) text = { 0 };
+  run_vtierctl (fake, &text, "rates", NULL);
+  g_assert_cmpint (text.status, ==, 0);
+  g_assert_cmpstr (text.err, ==, "");
+  g_assert_true (g_str_has_prefix (text.out, "FROM  TO  CLASS "));
+  g_assert_nonnull (strstr (text.out, "\n   0   1  4k            128.0 MiB  64.0 MiB  500 ms\n"));
+
+  g_auto (VtTestRun) json = { 0 };
+  run_vtierctl (fake, &json, "--json", "rates", NULL);
+  g_assert_cmpint (json.status, ==, 0);
+  g_autoptr (JsonNode) root = NULL;
+  JsonArray *list = json_object_get_array_member (parse_object (json.out, &root), "rates");
+  g_assert_cmpuint (json_array_get_length (list), ==, 3);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (list, 1), "class"),
+                   ==, "2m-thp");
+
+  /* A vtierd without it: the bus's message, exit 1. */
+  without_rates = TRUE;
+  g_auto (VtTestRun) older = { 0 };
+  run_vtierctl (fake, &older, "rates", NULL);
+  g_assert_cmpint (older.status, ==, 1);
+  g_assert_cmpstr (older.out, ==, "");
+  g_assert_nonnull (strstr (older.err, "GetMoveRates"));
+  without_rates = FALSE;
+
+  g_auto (VtTestRun) extra = { 0 };
+  run_vtierctl (fake, &extra, "rates", "web", NULL);
+  g_assert_cmpint (extra.status, ==, 2);
 }
 
 static void
@@ -1253,6 +1389,8 @@ main (int argc, char **argv)
   g_test_add_func ("/ctl/guest-view/verdicts", test_guest_view_verdicts);
   g_test_add_func ("/ctl/guest-view/bad", test_guest_view_bad);
   g_test_add_func ("/ctl/show/json", test_show_json);
+  g_test_add_func ("/ctl/rates/text", test_rates_text);
+  g_test_add_func ("/ctl/rates/json", test_rates_json);
   g_test_add_func ("/ctl/monitor/text", test_event_text);
   g_test_add_func ("/ctl/monitor/json", test_event_json);
   g_test_add_func ("/ctl/wait/eta", test_progress_eta);
@@ -1263,6 +1401,7 @@ main (int argc, char **argv)
     g_test_add ("/ctl/bus/heatmap", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_heatmap, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/set-wait", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_set_wait, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/show", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_show, fake_vtierd_teardown);
+    g_test_add ("/ctl/bus/rates", FakeVtierd, GINT_TO_POINTER (TRUE), fake_vtierd_setup, test_bus_rates, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/not-running", FakeVtierd, GINT_TO_POINTER (FALSE), fake_vtierd_setup, test_bus_not_running, fake_vtierd_teardown);
     g_test_add ("/ctl/bus/usage", FakeVtierd, GINT_TO_POINTER (FALSE), fake_vtierd_setup, test_bus_usage, fake_vtierd_teardown);
   } else {
