@@ -506,7 +506,7 @@ write_metadata (Job *job)
     return;
   }
   VtVmPolicy policy = VT_VM_POLICY_DEFAULT;
-  g_autofree char *text = vt_domain_metadata_format (&policy, job->nodes[0], job->nodes[1]);
+  g_autofree char *text = vt_domain_metadata_format (&policy, job->nodes[0], job->nodes[1], NULL);
   g_autoptr (xmlDoc) piece = vt_xml_read (text, NULL);
   g_assert (piece); /* ours, and well-formed */
   xmlAddChild (metadata, xmlDocCopyNode (xmlDocGetRootElement (piece), job->doc, 1));

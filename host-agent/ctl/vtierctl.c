@@ -240,18 +240,50 @@ run_heatmap (VtDBusManager1 *manager, const char *vm)
   return EXIT_OK;
 }
 
-/* The ListVMs entry named name, or NULL. */
+/* The ListVMs entry whose `key` is `value` (a UUID in any case), or NULL. */
 static GVariant *
-find_vm (GVariant *vms, const char *name)
+find_vm_by (GVariant *vms, const char *key, const char *value)
 {
   gsize n = g_variant_n_children (vms);
   for (gsize i = 0; i < n; i++) {
     g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
-    const char *vm_name;
-    if (g_variant_lookup (vm, "name", "&s", &vm_name) && g_str_equal (vm_name, name))
+    const char *v;
+    if (!g_variant_lookup (vm, key, "&s", &v) || !*v)
+      continue;
+    if (g_str_equal (key, "uuid") ? g_ascii_strcasecmp (v, value) == 0 : g_str_equal (v, value))
       return g_steal_pointer (&vm);
   }
   return NULL;
+}
+
+/* The ListVMs entry named name, or NULL. */
+static GVariant *
+find_vm (GVariant *vms, const char *name)
+{
+  return find_vm_by (vms, "name", name);
+}
+
+/* A VM named by its UUID: its name, as vtierd lists it (a VM whose name is
+ * that text wins); anything else as it is. NULL (and *status) when vtierd
+ * cannot be asked. */
+static char *
+resolve_vm (VtDBusManager1 *manager, const char *vm, int *status)
+{
+  if (!g_uuid_string_is_valid (vm))
+    return g_strdup (vm);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) vms = NULL;
+  if (!vt_dbus_manager1_call_list_vms_sync (manager, &vms, NULL, &error)) {
+    *status = call_failed (error);
+    return NULL;
+  }
+  g_autoptr (GVariant) found = find_vm (vms, vm);
+  if (!found)
+    found = find_vm_by (vms, "uuid", vm);
+  const char *name = vm;
+  if (found)
+    g_variant_lookup (found, "name", "&s", &name);
+  return g_strdup (name);
 }
 
 static gboolean
@@ -802,7 +834,7 @@ check_command_arguments (const Command *command, int n_args)
   int wanted = command->takes_vm ? 1 : 0;
   if (n_args != wanted)
     return g_strdup_printf ("%s takes %s", command->name,
-                            wanted ? "one argument, the VM's name" : "no arguments");
+                            wanted ? "one argument, the VM's name or UUID" : "no arguments");
   if (command->run == run_xml && opt_fast && opt_slow)
     return g_strdup ("xml takes --fast or --slow, not both");
   if (command->run == run_xml && opt_json)
@@ -867,5 +899,9 @@ main (int argc, char **argv)
   g_autoptr (VtDBusManager1) manager = vt_dbus_client_connect (&error);
   if (!manager)
     return call_failed (error);
-  return command->run (manager, command->takes_vm ? argv[2] : NULL);
+  if (!command->takes_vm)
+    return command->run (manager, NULL);
+  int status = EXIT_FAILED;
+  g_autofree char *vm = resolve_vm (manager, argv[2], &status);
+  return vm ? command->run (manager, vm) : status;
 }

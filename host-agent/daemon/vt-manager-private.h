@@ -46,8 +46,9 @@ VtTiering *vt_manager_get_tiering (VtManager *manager);
 const char *const *vt_manager_get_sources (VtManager *manager);
 
 /* A checked policy for the VM `name` (one the registry has): into the
- * domain's vtier metadata when libvirt manages it, else kept in the policy
- * file. FALSE when it could not be written. */
+ * domain's vtier metadata when libvirt manages it (and vtierd's copy of
+ * that, by the domain's UUID), else kept in the policy file. FALSE when it
+ * could not be written. */
 gboolean vt_manager_set_policy (VtManager *manager, const char *name, const VtVmPolicy *policy,
                                 GError **error);
 /* The libvirt hook's news. Registering is VT_ERROR_UNSUPPORTED when vtierd

@@ -139,6 +139,7 @@ vt_manager_add_vm (VtManager *m, const char *name, const char *uuid, const char 
   VtVm *vm = vt_vm_new (name, uuid, via, qmp, m->access, m->config);
   g_hash_table_insert (m->vms, g_strdup (name), vm);
   g_message ("VM %s found through %s", name, via);
+  vt_policies_add_vm (m->policies, name, via, uuid);
   g_autofree char *channel = vt_guest_channel_path (name);
   g_hash_table_insert (m->guests, g_strdup (name), vt_guest_reader_new (name, channel));
   /* Told before its set-up starts, so that no change of its state comes
@@ -528,6 +529,8 @@ add_policy (GVariantDict *d, VtPolicies *policies, const char *name)
   g_variant_dict_insert (d, "policy_source", "s", source);
   const char *policy_error = vt_policies_error (policies, name);
   g_variant_dict_insert (d, "policy_error", "s", policy_error ? policy_error : "");
+  const char *label = vt_policies_label (policies, name);
+  g_variant_dict_insert (d, "label", "s", label ? label : "");
   g_variant_dict_insert_value (d, "fast_nodes",
                                nodes_variant (vt_policies_fast_nodes (policies, name)));
   g_variant_dict_insert_value (d, "slow_nodes",

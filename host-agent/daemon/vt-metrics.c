@@ -110,12 +110,13 @@ render_vms (GString *out, GVariant *vms)
 {
   gsize n = g_variant_n_children (vms);
   family (out, "vtier_vm_info", "gauge",
-          "A VM vtierd knows (1), with its state, access source, tiering status and mode.");
+          "A VM vtierd knows (1), with its state, access source, tiering status, mode and fleet "
+          "label.");
   for (gsize i = 0; i < n; i++) {
     g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
     g_string_append (out, "vtier_vm_info");
     append_vm_labels (out, vm);
-    static const char *const info[] = { "state", "source", "tiering", "mode" };
+    static const char *const info[] = { "state", "source", "tiering", "mode", "label" };
     for (gsize k = 0; k < G_N_ELEMENTS (info); k++) {
       g_string_append_printf (out, ",%s=\"", info[k]);
       append_label_value (out, lookup_str (vm, info[k]));

@@ -2,7 +2,9 @@
  * scrape endpoint or node_exporter's textfile collector. Names follow
  * Prometheus's conventions: the vtier_ prefix, base units (bytes, seconds),
  * _total on counters. Per VM the labels are those libvirt's exporters use
- * ({domain, uuid}) and how vtierd found it (via); per host node, the node
+ * ({domain, uuid}) and how vtierd found it (via), and vtier_vm_info adds
+ * its state, source, tiering, mode and label (the fleet's, from its domain
+ * metadata; "" without one); per host node, the node
  * and its memory tier. Label values are escaped (a VM names itself). */
 #pragma once
 

@@ -1,8 +1,19 @@
-/* Every VM's tiering policy and where it comes from. For a libvirt domain
- * with vtier <metadata>, the metadata is the one source of truth (vtierctl
- * set writes it there too); otherwise a policy set live with vtierctl (kept
- * in the policy file), else its [vm NAME] group in vtierd.conf, else the
- * default. Invalid metadata keeps the previous policy and is reported. */
+/* Every VM's tiering policy and where it comes from, first that has one:
+ *
+ *   metadata  the libvirt domain's vtier <metadata>: it always wins, and
+ *             vtierctl set writes it there too
+ *   stored    vtierd's copy of that metadata, kept by the domain's UUID
+ *             (vt-policy-store.h), while the domain has none: its XML was
+ *             regenerated without it (Nova's hard reboot), or it was renamed
+ *   set       a policy set live with vtierctl on a bare QEMU VM, kept in the
+ *             same store by its UUID (QMP query-uuid) or else its name
+ *   config    its [vm UUID] or else [vm NAME] group in vtierd.conf
+ *   default
+ *
+ * Invalid metadata keeps the previous policy and is reported. Metadata
+ * removed from a running domain (virsh metadata --remove) is meant: its
+ * stored copy goes too. Each VM is known by name; the registry says which
+ * UUID and way of discovery go with it (vt_policies_add_vm). */
 #pragma once
 
 #include "daemon/vt-config.h"
@@ -17,11 +28,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtPolicies, vt_policies_free)
 /* A reloaded vtierd.conf's [vm NAME] groups (borrowed, as above). */
 void vt_policies_set_config_policies (VtPolicies *ps, GHashTable *config_policies);
 
-/* `source`: "metadata", "set", "config" or "default". */
+/* A VM found: `via` "libvirt" or "qmp", `uuid` NULL or "" when unknown.
+ * A policy an older vtierd kept by name moves to the VM's UUID now. */
+void vt_policies_add_vm (VtPolicies *ps, const char *name, const char *via, const char *uuid);
+
+/* `source`: "metadata", "stored", "set", "config" or "default". */
 VtVmPolicy vt_policies_get (VtPolicies *ps, const char *name, const char **source);
 /* The host nodes the domain's metadata names as its tiers (guint), or NULL. */
 const GArray *vt_policies_fast_nodes (VtPolicies *ps, const char *name);
 const GArray *vt_policies_slow_nodes (VtPolicies *ps, const char *name);
+/* Its fleet label (metadata <label>), or NULL. */
+const char *vt_policies_label (VtPolicies *ps, const char *name);
 /* Why its last metadata was rejected, or NULL. */
 const char *vt_policies_error (VtPolicies *ps, const char *name);
 
@@ -30,7 +47,7 @@ gboolean vt_policies_set (VtPolicies *ps, const char *name, const VtVmPolicy *po
                           GError **error);
 /* The domain's metadata element as read from libvirt (NULL: it has none). */
 void vt_policies_set_metadata (VtPolicies *ps, const char *name, const char *xml);
-/* The element for `policy`, keeping the domain's node lists. */
+/* The element for `policy`, keeping the domain's node lists and label. */
 char *vt_policies_format_metadata (VtPolicies *ps, const char *name, const VtVmPolicy *policy);
-/* The VM is gone: its metadata state goes (set and config ones stay). */
+/* The VM is gone: its metadata state goes (what the store keeps stays). */
 void vt_policies_forget (VtPolicies *ps, const char *name);

@@ -88,6 +88,21 @@ on_closed (VtQmp *qmp, const GError *why, gpointer data)
   g_hash_table_add (s->d->pending_forgets, GUINT_TO_POINTER (id));
 }
 
+/* Its UUID, when QEMU has one, keys its kept policy; without one (or the
+ * command) the name does. */
+static void
+on_uuid (GObject *src, GAsyncResult *res, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonNode) reply = vt_qmp_execute_finish (VT_QMP (src), res, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  Socket *s = data;
+  g_autofree char *uuid = vt_qmp_uuid_from_reply (reply);
+  g_signal_connect (s->qmp, "closed", G_CALLBACK (on_closed), s);
+  s->d->events.found (s->name, uuid, "qmp", s->qmp, s->d->user_data);
+}
+
 static void
 on_name (GObject *src, GAsyncResult *res, gpointer data)
 {
@@ -108,8 +123,7 @@ on_name (GObject *src, GAsyncResult *res, gpointer data)
   } else {
     s->name = g_strdup (name);
   }
-  g_signal_connect (s->qmp, "closed", G_CALLBACK (on_closed), s);
-  s->d->events.found (s->name, NULL, "qmp", s->qmp, s->d->user_data);
+  vt_qmp_execute_async (s->qmp, "query-uuid", NULL, s->cancel, on_uuid, s);
 }
 
 static void

@@ -205,6 +205,19 @@ vt_qmp_decode_reply (const char *monitor, const char *command, JsonObject *reply
   return NULL;
 }
 
+char *
+vt_qmp_uuid_from_reply (JsonNode *result)
+{
+  JsonObject *o = result && JSON_NODE_HOLDS_OBJECT (result) ? json_node_get_object (result) : NULL;
+  const char *uuid = o ? get_string_member (o, "UUID") : NULL;
+  if (!uuid || !g_uuid_string_is_valid (uuid))
+    return NULL;
+  for (const char *c = uuid; *c; c++)
+    if (*c != '0' && *c != '-')
+      return g_ascii_strdown (uuid, -1);
+  return NULL; /* QEMU without -uuid */
+}
+
 void
 vt_qmp_emit_event (VtQmp *self, const char *name, JsonObject *data)
 {

@@ -107,6 +107,9 @@ JsonObject *vt_qmp_parse_message (const char *monitor, const char *text, gsize l
  * when it is neither. */
 JsonNode *vt_qmp_decode_reply (const char *monitor, const char *command, JsonObject *reply,
                                GError **error);
+/* query-uuid's result: its UUID in lower case, or NULL when it has none or
+ * it is all zeros (QEMU started without -uuid). */
+char *vt_qmp_uuid_from_reply (JsonNode *result);
 /* Emit the signals: "event" (data NULL gives an empty object) and "closed",
  * the latter at most once in an object's life. */
 void vt_qmp_emit_event (VtQmp *self, const char *name, JsonObject *data);

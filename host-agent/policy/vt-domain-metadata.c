@@ -18,6 +18,7 @@ static const struct {
 typedef struct {
   VtVmPolicy policy;
   GArray *nodes[2]; /* fast, slow */
+  char *label;
 } Parsed;
 
 static void
@@ -25,6 +26,7 @@ parsed_clear (Parsed *p)
 {
   g_clear_pointer (&p->nodes[0], g_array_unref);
   g_clear_pointer (&p->nodes[1], g_array_unref);
+  g_clear_pointer (&p->label, g_free);
 }
 
 /* Every message starts with PREFIX: the format is always a literal. */
@@ -102,6 +104,22 @@ parse_nodes (const char *name, const char *text, GArray **out, GError **error)
   return TRUE;
 }
 
+/* A fleet's own name for the VM's group: shown, never interpreted. Control
+ * characters would garble a log line or a metrics label. */
+static gboolean
+parse_label (const char *text, char **out, GError **error)
+{
+  if (!*text)
+    return fail (error, "<label> is empty: leave it out, or give the VM's group a name");
+  if (strlen (text) > VT_DOMAIN_METADATA_LABEL_MAX)
+    return fail (error, "<label> is longer than %d bytes", VT_DOMAIN_METADATA_LABEL_MAX);
+  for (const char *c = text; *c; c++)
+    if (g_ascii_iscntrl (*c))
+      return fail (error, "<label> holds a control character");
+  *out = g_strdup (text);
+  return TRUE;
+}
+
 /* Only <min> and <max> take an attribute (unit). */
 static gboolean
 check_attributes (const xmlNode *node, GError **error)
@@ -129,14 +147,14 @@ static gboolean
 parse_element (const xmlNode *node, Parsed *p, guint *seen, GError **error)
 {
   static const char *const names[] = { "weight", "min", "max", "mode", "fast-nodes",
-                                       "slow-nodes" };
+                                       "slow-nodes", "label" };
   const char *name = (const char *) node->name;
   guint i = 0;
   while (i < G_N_ELEMENTS (names) && !g_str_equal (name, names[i]))
     i++;
   if (i == G_N_ELEMENTS (names))
     return fail (error, "unknown element <%s> (known: weight, min, max, mode, fast-nodes, "
-                 "slow-nodes)", name);
+                 "slow-nodes, label)", name);
   if (*seen & (1u << i))
     return fail (error, "<%s> is given twice", name);
   *seen |= 1u << i;
@@ -158,6 +176,8 @@ parse_element (const xmlNode *node, Parsed *p, guint *seen, GError **error)
     if (!vt_tier_mode_parse (text, &p->policy.mode))
       return fail (error, "<mode> must be auto, fast-only, slow-only or off, not '%s'", text);
     return TRUE;
+  case 6:
+    return parse_label (text, &p->label, error);
   default:
     return parse_nodes (name, text, &p->nodes[i - 4], error);
   }
@@ -206,7 +226,7 @@ parse_root (const xmlNode *root, Parsed *p, GError **error)
 
 gboolean
 vt_domain_metadata_parse (const char *xml, VtVmPolicy *policy, GArray **fast_nodes,
-                          GArray **slow_nodes, GError **error)
+                          GArray **slow_nodes, char **label, GError **error)
 {
   g_return_val_if_fail (xml && policy, FALSE);
   g_autoptr (GError) why = NULL;
@@ -225,6 +245,8 @@ vt_domain_metadata_parse (const char *xml, VtVmPolicy *policy, GArray **fast_nod
     if (outs[i])
       *outs[i] = g_steal_pointer (&p.nodes[i]);
   }
+  if (label)
+    *label = g_steal_pointer (&p.label);
   parsed_clear (&p);
   return TRUE;
 }
@@ -260,9 +282,9 @@ append_nodes (GString *s, const char *p, const char *name, const GArray *nodes)
  * drops the children of a plain element set with white space between them). */
 static char *
 format (const VtVmPolicy *policy, const GArray *fast_nodes, const GArray *slow_nodes,
-        const char *p)
+        const char *label, const char *p)
 {
-  /* Only numbers, node lists and mode names: nothing to escape. */
+  /* Numbers, node lists and mode names need no escaping; the label does. */
   GString *s = g_string_new (NULL);
   if (*p)
     g_string_append_printf (s, "<%s" VT_DOMAIN_METADATA_ELEMENT " xmlns:" VT_DOMAIN_METADATA_PREFIX
@@ -275,24 +297,29 @@ format (const VtVmPolicy *policy, const GArray *fast_nodes, const GArray *slow_n
   g_string_append_printf (s, "  <%smode>%s</%smode>\n", p, vt_tier_mode_name (policy->mode), p);
   append_nodes (s, p, "fast-nodes", fast_nodes);
   append_nodes (s, p, "slow-nodes", slow_nodes);
-  g_string_append_printf (s, "</%s" VT_DOMAIN_METADATA_ELEMENT ">\n", p);
-  if (!*p) { /* values hold no spaces: only the layout goes */
+  if (!*p) { /* values so far hold no spaces: only the layout goes */
     g_string_replace (s, "\n", "", 0);
     g_string_replace (s, "  ", "", 0);
   }
+  if (label) { /* after: its spaces are its own */
+    g_autofree char *text = g_markup_escape_text (label, -1);
+    g_string_append_printf (s, "%s<%slabel>%s</%slabel>%s", *p ? "  " : "", p, text, p,
+                            *p ? "\n" : "");
+  }
+  g_string_append_printf (s, "</%s" VT_DOMAIN_METADATA_ELEMENT ">%s", p, *p ? "\n" : "");
   return g_string_free (s, FALSE);
 }
 
 char *
 vt_domain_metadata_format (const VtVmPolicy *policy, const GArray *fast_nodes,
-                           const GArray *slow_nodes)
+                           const GArray *slow_nodes, const char *label)
 {
-  return format (policy, fast_nodes, slow_nodes, VT_DOMAIN_METADATA_PREFIX ":");
+  return format (policy, fast_nodes, slow_nodes, label, VT_DOMAIN_METADATA_PREFIX ":");
 }
 
 char *
 vt_domain_metadata_format_plain (const VtVmPolicy *policy, const GArray *fast_nodes,
-                                 const GArray *slow_nodes)
+                                 const GArray *slow_nodes, const char *label)
 {
-  return format (policy, fast_nodes, slow_nodes, "");
+  return format (policy, fast_nodes, slow_nodes, label, "");
 }

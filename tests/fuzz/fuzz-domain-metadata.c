@@ -12,7 +12,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   VtVmPolicy policy;
   GArray *fast = NULL, *slow = NULL;
   g_autoptr (GError) error = NULL;
-  if (vt_domain_metadata_parse (xml, &policy, &fast, &slow, &error)) {
+  if (vt_domain_metadata_parse (xml, &policy, &fast, &slow, NULL, &error)) {
     g_clear_pointer (&fast, g_array_unref);
     g_clear_pointer (&slow, g_array_unref);
   }

@@ -1141,6 +1141,17 @@ test_bus_heat (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   g_assert_cmpint (unknown.status, ==, 4); /* no such VM */
   g_assert_cmpstr (unknown.out, ==, "");
   g_assert_cmpstr (unknown.err, ==, "vtierctl: no VM named \"nosuch\"\n");
+
+  /* A UUID for the name, in any case: resolved through ListVMs. */
+  g_auto (VtTestRun) by_uuid = { 0 };
+  run_vtierctl (fake, &by_uuid, "heat", "5E1F5A3C-0000-4000-8000-000000000001", "--json", NULL);
+  g_assert_cmpstr (by_uuid.err, ==, "");
+  g_assert_cmpint (by_uuid.status, ==, 0);
+  g_auto (VtTestRun) no_uuid = { 0 };
+  run_vtierctl (fake, &no_uuid, "heat", "5e1f5a3c-0000-4000-8000-0000000000ff", NULL);
+  g_assert_cmpint (no_uuid.status, ==, 4);
+  g_assert_cmpstr (no_uuid.err, ==,
+                   "vtierctl: no VM named \"5e1f5a3c-0000-4000-8000-0000000000ff\"\n");
 }
 
 static void

@@ -28,7 +28,7 @@ test_real_capture (void)
   VtVmPolicy p = VT_VM_POLICY_DEFAULT;
   g_autoptr (GError) error = NULL;
   GArray *fast = (GArray *) 0x1, *slow = (GArray *) 0x1;
-  g_assert_true (vt_domain_metadata_parse (xml, &p, &fast, &slow, &error));
+  g_assert_true (vt_domain_metadata_parse (xml, &p, &fast, &slow, NULL, &error));
   g_assert_no_error (error);
   VtVmPolicy want = VT_VM_POLICY_DEFAULT;
   want.weight = 200;
@@ -53,7 +53,7 @@ test_everything (void)
   g_autoptr (GArray) fast = NULL;
   g_autoptr (GArray) slow = NULL;
   g_autoptr (GError) error = NULL;
-  g_assert_true (vt_domain_metadata_parse (xml, &p, &fast, &slow, &error));
+  g_assert_true (vt_domain_metadata_parse (xml, &p, &fast, &slow, NULL, &error));
   g_assert_no_error (error);
   VtVmPolicy want = { 300, 512ull << 20, 2ull << 30, VT_TIER_MODE_FAST_ONLY };
   assert_policy_eq (&p, &want);
@@ -67,7 +67,7 @@ test_everything (void)
   const char *suffixed = "<tiering xmlns='" VT_DOMAIN_METADATA_URI "'><min>512M</min>"
                          "<max>none</max></tiering>";
   p = (VtVmPolicy) { 7, 1, 2, VT_TIER_MODE_OFF };
-  g_assert_true (vt_domain_metadata_parse (suffixed, &p, NULL, NULL, &error));
+  g_assert_true (vt_domain_metadata_parse (suffixed, &p, NULL, NULL, NULL, &error));
   want = (VtVmPolicy) { 7, 512ull << 20, G_MAXUINT64, VT_TIER_MODE_OFF };
   assert_policy_eq (&p, &want);
 }
@@ -86,7 +86,7 @@ test_bad_inputs (void)
       "vtier metadata: <weight> must be 1..10000, not 'heavy'" },
     { "<tiering><wieght>200</wieght></tiering>",
       "vtier metadata: unknown element <wieght> (known: weight, min, max, mode, fast-nodes, "
-      "slow-nodes)" },
+      "slow-nodes, label)" },
     { "<tiering>\n<weight>200</weight>\n<mode>auto</tiering>",
       "vtier metadata: not XML: line 3: Opening and ending tag mismatch: mode line 3 and tiering" },
     { "", "vtier metadata: not XML: no element (the text is empty)" },
@@ -135,7 +135,7 @@ test_bad_inputs (void)
     GArray *fast = NULL, *slow = NULL;
     g_autoptr (GError) error = NULL;
     g_test_message ("%s", cases[i].xml);
-    g_assert_false (vt_domain_metadata_parse (cases[i].xml, &p, &fast, &slow, &error));
+    g_assert_false (vt_domain_metadata_parse (cases[i].xml, &p, &fast, &slow, NULL, &error));
     g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
     g_assert_cmpstr (error->message, ==, cases[i].message);
     /* Nothing written on error: the policy and the lists as they were. */
@@ -151,7 +151,7 @@ test_partial_keeps_rest (void)
 {
   VtVmPolicy p = { 5, 1024, 4096, VT_TIER_MODE_OFF };
   g_assert_true (vt_domain_metadata_parse ("<tiering><weight>9</weight></tiering>", &p, NULL,
-                                           NULL, NULL));
+                                           NULL, NULL, NULL));
   VtVmPolicy want = { 9, 1024, 4096, VT_TIER_MODE_OFF };
   assert_policy_eq (&p, &want);
 }
@@ -174,13 +174,13 @@ test_hostile_node_lists (void)
   g_autoptr (GArray) fast = NULL;
   g_autoptr (GArray) slow = NULL;
   g_autoptr (GError) error = NULL;
-  g_assert_true (vt_domain_metadata_parse (xml->str, &p, &fast, &slow, &error));
+  g_assert_true (vt_domain_metadata_parse (xml->str, &p, &fast, &slow, NULL, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (fast->len, ==, 4095);
   g_assert_cmpuint (slow->len, ==, 1);
 
   g_string_replace (xml, "<slow-nodes>4095", "<slow-nodes>4094", 1);
-  g_assert_false (vt_domain_metadata_parse (xml->str, &p, NULL, NULL, &error));
+  g_assert_false (vt_domain_metadata_parse (xml->str, &p, NULL, NULL, NULL, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "node 4094 is in both"));
 }
@@ -190,7 +190,7 @@ round_trip (const VtVmPolicy *policy, const char *fast_list, const char *slow_li
 {
   g_autoptr (GArray) fast_in = fast_list ? vt_parse_nodelist (fast_list, NULL) : NULL;
   g_autoptr (GArray) slow_in = slow_list ? vt_parse_nodelist (slow_list, NULL) : NULL;
-  g_autofree char *xml = vt_domain_metadata_format (policy, fast_in, slow_in);
+  g_autofree char *xml = vt_domain_metadata_format (policy, fast_in, slow_in, NULL);
   g_test_message ("%s", xml);
   g_assert_true (g_str_has_prefix (xml, "<vtier:tiering xmlns:vtier=\"" VT_DOMAIN_METADATA_URI
                                         "\">"));
@@ -199,7 +199,7 @@ round_trip (const VtVmPolicy *policy, const char *fast_list, const char *slow_li
   g_autoptr (GArray) fast = NULL;
   g_autoptr (GArray) slow = NULL;
   g_autoptr (GError) error = NULL;
-  g_assert_true (vt_domain_metadata_parse (xml, &p, &fast, &slow, &error));
+  g_assert_true (vt_domain_metadata_parse (xml, &p, &fast, &slow, NULL, &error));
   g_assert_no_error (error);
   assert_policy_eq (&p, policy);
   g_autofree char *f = fast ? vt_format_nodelist (fast) : NULL;
@@ -227,7 +227,7 @@ test_format_text (void)
 {
   VtVmPolicy p = { 200, 512ull << 20, G_MAXUINT64, VT_TIER_MODE_AUTO };
   g_autoptr (GArray) fast = vt_parse_nodelist ("0", NULL);
-  g_autofree char *xml = vt_domain_metadata_format (&p, fast, NULL);
+  g_autofree char *xml = vt_domain_metadata_format (&p, fast, NULL, NULL);
   g_assert_cmpstr (xml, ==,
                    "<vtier:tiering xmlns:vtier=\"" VT_DOMAIN_METADATA_URI "\">\n"
                    "  <vtier:weight>200</vtier:weight>\n"
@@ -237,15 +237,61 @@ test_format_text (void)
                    "  <vtier:fast-nodes>0</vtier:fast-nodes>\n"
                    "</vtier:tiering>\n");
   /* For virDomainSetMetadata: no prefix, no namespace; parses the same. */
-  g_autofree char *plain = vt_domain_metadata_format_plain (&p, fast, NULL);
+  g_autofree char *plain = vt_domain_metadata_format_plain (&p, fast, NULL, NULL);
   g_assert_cmpstr (plain, ==,
                    "<tiering><weight>200</weight><min unit=\"MiB\">512</min><max>none</max>"
                    "<mode>auto</mode><fast-nodes>0</fast-nodes></tiering>");
   VtVmPolicy back = VT_VM_POLICY_DEFAULT;
   g_autoptr (GError) error = NULL;
-  g_assert_true (vt_domain_metadata_parse (plain, &back, NULL, NULL, &error));
+  g_assert_true (vt_domain_metadata_parse (plain, &back, NULL, NULL, NULL, &error));
   g_assert_cmpuint (back.weight, ==, 200);
   g_assert_cmpuint (back.min, ==, 512ull << 20);
+}
+
+/* A fleet's label: read as given, checked, written escaped and read back. */
+static void
+test_label (void)
+{
+  VtVmPolicy p = VT_VM_POLICY_DEFAULT;
+  g_autofree char *label = NULL;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (vt_domain_metadata_parse ("<tiering><label> web eu-1 </label></tiering>", &p, NULL,
+                                           NULL, &label, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (label, ==, "web eu-1");
+  g_clear_pointer (&label, g_free);
+  g_assert_true (vt_domain_metadata_parse ("<tiering/>", &p, NULL, NULL, &label, &error));
+  g_assert_null (label);
+
+  const struct {
+    const char *xml, *message;
+  } bad[] = {
+    { "<tiering><label> </label></tiering>",
+      "vtier metadata: <label> is empty: leave it out, or give the VM's group a name" },
+    { "<tiering><label>a&#9;b</label></tiering>",
+      "vtier metadata: <label> holds a control character" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++) {
+    g_assert_false (vt_domain_metadata_parse (bad[i].xml, &p, NULL, NULL, &label, &error));
+    g_assert_cmpstr (error->message, ==, bad[i].message);
+    g_assert_null (label);
+    g_clear_error (&error);
+  }
+  g_autofree char *too_long = g_strdup_printf ("<tiering><label>%0*d</label></tiering>",
+                                               VT_DOMAIN_METADATA_LABEL_MAX + 1, 0);
+  g_assert_false (vt_domain_metadata_parse (too_long, &p, NULL, NULL, &label, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  g_clear_error (&error);
+
+  const char *odd = "R&D <eu> \"1\"";
+  g_autofree char *plain = vt_domain_metadata_format_plain (&p, NULL, NULL, odd);
+  g_assert_nonnull (strstr (plain, "<label>R&amp;D &lt;eu&gt; &quot;1&quot;</label></tiering>"));
+  g_assert_true (vt_domain_metadata_parse (plain, &p, NULL, NULL, &label, &error));
+  g_assert_cmpstr (label, ==, odd);
+  g_clear_pointer (&label, g_free);
+  g_autofree char *prefixed = vt_domain_metadata_format (&p, NULL, NULL, odd);
+  g_assert_true (vt_domain_metadata_parse (prefixed, &p, NULL, NULL, &label, &error));
+  g_assert_cmpstr (label, ==, odd);
 }
 
 int
@@ -258,6 +304,7 @@ main (int argc, char **argv)
   g_test_add_func ("/domain-metadata/partial-keeps-rest", test_partial_keeps_rest);
   g_test_add_func ("/domain-metadata/hostile-node-lists", test_hostile_node_lists);
   g_test_add_func ("/domain-metadata/round-trip", test_round_trip);
+  g_test_add_func ("/domain-metadata/label", test_label);
   g_test_add_func ("/domain-metadata/format-text", test_format_text);
   return g_test_run ();
 }

@@ -223,7 +223,7 @@ test_real_domain (void)
   g_autoptr (GArray) fast = NULL;
   g_autoptr (GArray) slow = NULL;
   g_assert_true (vt_domain_metadata_parse ((const char *) xmlBufferContent (buf), &p, &fast, &slow,
-                                           &error));
+                                           NULL, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (p.weight, ==, 100);
   g_assert_cmpuint (p.max, ==, G_MAXUINT64);

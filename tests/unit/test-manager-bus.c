@@ -356,7 +356,7 @@ static const struct {
   { "hot_bytes", "t" }, { "node_bytes", "a{ut}" }, { "nr_regions", "u" },
   { "write_mbps", "d" }, { "kdamond_pid", "u" }, { "aggregations", "t" },
   { "weight", "u" }, { "min", "t" }, { "max", "t" }, { "mode", "s" },
-  { "policy_source", "s" }, { "policy_error", "s" }, { "fast_nodes", "au" },
+  { "policy_source", "s" }, { "policy_error", "s" }, { "label", "s" }, { "fast_nodes", "au" },
   { "slow_nodes", "au" }, { "demand_bytes", "t" }, { "target_bytes", "t" },
   { "top_bytes", "t" }, { "promoted_bytes", "t" }, { "demoted_bytes", "t" },
   { "failed_bytes", "t" }, { "slow_bytes", "t" }, { "hot_top_bytes", "t" },
@@ -486,10 +486,10 @@ test_set_policy_kept (Fixture *f, gconstpointer data)
   g_assert_cmpstr (s, ==, "fast-only");
   g_assert_true (g_variant_lookup (vm, "policy_source", "&s", &s));
   g_assert_cmpstr (s, ==, "set");
-  /* A bare-QEMU VM's live policy is kept in the policy file. */
+  /* A bare-QEMU VM's live policy is kept in the policy file, by its UUID. */
   g_autofree char *kept = NULL;
   g_assert_true (g_file_get_contents (f->policy_file, &kept, NULL, NULL));
-  g_assert_nonnull (strstr (kept, "[vm web]"));
+  g_assert_nonnull (strstr (kept, "[qmp 4e1f5a3c-0000-4000-8000-00000000000a]\nname=web\n"));
 }
 
 static void

@@ -23,6 +23,7 @@ sample_vm (const char *name, guint64 top, guint64 max)
   g_variant_dict_insert (&d, "source", "s", "damon");
   g_variant_dict_insert (&d, "tiering", "s", "moving");
   g_variant_dict_insert (&d, "mode", "s", "auto");
+  g_variant_dict_insert (&d, "label", "s", "eu \"web\"");
   g_variant_dict_insert (&d, "ram_bytes", "t", 1024 * MiB);
   g_variant_dict_insert (&d, "top_bytes", "t", top);
   g_variant_dict_insert (&d, "nr_regions", "u", 64);
@@ -77,7 +78,7 @@ test_render (void)
                                   "8000-00000000000a\",via=\"libvirt\"} 314572800\n"));
   g_assert_nonnull (strstr (text, "vtier_vm_info{domain=\"web\",uuid=\"4e1f5a3c-0000-4000-8000-"
                                   "00000000000a\",via=\"libvirt\",state=\"tracking\",source=\"damon\","
-                                  "tiering=\"moving\",mode=\"auto\"} 1\n"));
+                                  "tiering=\"moving\",mode=\"auto\",label=\"eu \\\"web\\\"\"} 1\n"));
   g_assert_nonnull (strstr (text, "vtier_vm_max_bytes{domain=\"web\""));
   g_assert_nonnull (strstr (text, "via=\"libvirt\"} +Inf\n"));
   g_assert_nonnull (strstr (text, "via=\"libvirt\"} 536870912\n"));

@@ -853,6 +853,23 @@ test_protocol_helpers (void)
                    "is not enabled, use other method instead.");
   g_clear_error (&error);
 
+  /* query-uuid: QEMU's UUID, none when it is all zeros (no -uuid). */
+  const struct {
+    const char *json, *uuid;
+  } uuids[] = {
+    { "{\"UUID\": \"4E1F5A3C-0000-4000-8000-00000000000A\"}",
+      "4e1f5a3c-0000-4000-8000-00000000000a" },
+    { "{\"UUID\": \"00000000-0000-0000-0000-000000000000\"}", NULL },
+    { "{\"UUID\": \"not-a-uuid\"}", NULL },
+    { "{}", NULL },
+    { "[]", NULL },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (uuids); i++) {
+    g_autoptr (JsonNode) node = json_from_string (uuids[i].json, NULL);
+    g_autofree char *uuid = vt_qmp_uuid_from_reply (node);
+    g_assert_cmpstr (uuid, ==, uuids[i].uuid);
+  }
+
   g_autofree char *version_text = read_data ("qemu-plain/query-version.json");
   g_autoptr (JsonObject) version_reply =
     vt_qmp_parse_message ("M", version_text, strlen (version_text), &error);
