@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/vt-error.h"
+#include "discovery/vt-libvirt-dirty-rate.h"
 
 void
 vt_dirty_rate_clear (VtDirtyRate *rate)
@@ -45,6 +46,9 @@ vt_dirty_rate_parse (JsonNode *reply, VtDirtyRate *out, GError **error)
 
 struct _VtDirtyRatePoller {
   VtQmp *qmp;
+  /* A libvirt domain (virDomainPtr) is measured through libvirt's own API,
+   * which does not taint it; NULL: through the monitor. */
+  virDomainPtr domain;
   guint interval_s;
   VtDirtyRateFunc func;
   gpointer user_data;
@@ -80,11 +84,19 @@ report (VtDirtyRatePoller *p, const VtDirtyRate *rate, const GError *error)
 
 static gboolean query_later (gpointer data);
 
+/* A call's result: the monitor's (`source` is the VtQmp), or libvirt's. */
+static JsonNode *
+finish (GObject *source, GAsyncResult *res, GError **error)
+{
+  return source ? vt_qmp_execute_finish (VT_QMP (source), res, error)
+                : vt_libvirt_dirty_rate_finish (res, error);
+}
+
 static void
 on_query (GObject *source, GAsyncResult *res, gpointer data)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (JsonNode) reply = vt_qmp_execute_finish (VT_QMP (source), res, &error);
+  g_autoptr (JsonNode) reply = finish (source, res, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
   VtDirtyRatePoller *p = data;
@@ -101,20 +113,42 @@ static gboolean
 query_later (gpointer data)
 {
   VtDirtyRatePoller *p = data;
-  if (!g_cancellable_is_cancelled (p->cancel))
+  if (g_cancellable_is_cancelled (p->cancel))
+    return G_SOURCE_REMOVE;
+  if (p->domain)
+    vt_libvirt_dirty_rate_query_async (p->domain, p->cancel, on_query, p);
+  else
     vt_qmp_execute_async (p->qmp, "query-dirty-rate", NULL, p->cancel, on_query, p);
   return G_SOURCE_REMOVE;
+}
+
+/* The VM has no KVM dirty ring: QEMU's and libvirt's refusals name it; a
+ * libvirt before 8.1 refuses the mode flag itself. */
+static gboolean
+ring_refused (VtDirtyRatePoller *p, const GError *error)
+{
+  return strstr (error->message, "dirty-ring")
+         || (p->domain && g_error_matches (error, VT_ERROR, VT_ERROR_INVALID));
 }
 
 static void
 on_calc (GObject *source, GAsyncResult *res, gpointer data)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (JsonNode) reply = vt_qmp_execute_finish (VT_QMP (source), res, &error);
+  g_autoptr (JsonNode) reply = finish (source, res, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
   VtDirtyRatePoller *p = data;
-  if (error && !p->ring_unavailable && strstr (error->message, "dirty-ring")) {
+  if (p->domain && g_error_matches (error, VT_ERROR, VT_ERROR_UNSUPPORTED)) {
+    /* A libvirt (or driver) without the call: what has no libvirt API
+     * goes through the monitor. */
+    g_message ("%s; measuring through its QEMU monitor instead (libvirt marks the domain "
+               "tainted: custom-monitor)", error->message);
+    g_clear_pointer (&p->domain, virDomainFree);
+    measure (p);
+    return;
+  }
+  if (error && !p->ring_unavailable && ring_refused (p, error)) {
     p->ring_unavailable = TRUE; /* no KVM dirty ring for this VM */
     measure (p);
     return;
@@ -129,6 +163,10 @@ on_calc (GObject *source, GAsyncResult *res, gpointer data)
 static void
 measure (VtDirtyRatePoller *p)
 {
+  if (p->domain) {
+    vt_libvirt_dirty_rate_calc_async (p->domain, 1, !p->ring_unavailable, p->cancel, on_calc, p);
+    return;
+  }
   g_autoptr (JsonObject) args = json_object_new ();
   json_object_set_int_member (args, "calc-time", 1);
   json_object_set_string_member (args, "mode", p->ring_unavailable ? "page-sampling" : "dirty-ring");
@@ -140,6 +178,10 @@ vt_dirty_rate_poller_new (VtQmp *qmp, guint interval_s, VtDirtyRateFunc func, gp
 {
   VtDirtyRatePoller *p = g_new0 (VtDirtyRatePoller, 1);
   p->qmp = g_object_ref (qmp);
+  if (VT_IS_QMP_LIBVIRT (qmp)) {
+    p->domain = vt_qmp_libvirt_get_domain (VT_QMP_LIBVIRT (qmp));
+    virDomainRef (p->domain);
+  }
   p->interval_s = MAX (interval_s, 2);
   p->func = func;
   p->user_data = user_data;
@@ -161,5 +203,6 @@ vt_dirty_rate_poller_free (VtDirtyRatePoller *p)
     ;
   g_object_unref (p->cancel);
   g_object_unref (p->qmp);
+  g_clear_pointer (&p->domain, virDomainFree);
   g_free (p);
 }

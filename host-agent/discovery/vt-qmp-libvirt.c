@@ -11,6 +11,7 @@
 
 #include "common/vt-error.h"
 #include "common/vt-task.h"
+#include "discovery/vt-libvirt-error.h"
 
 #include <libvirt/libvirt-qemu.h>
 #include <libvirt/libvirt.h>
@@ -92,21 +93,13 @@ run_request (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   (void) cancellable;
   Request *request = task_data;
   char *reply_text = NULL;
+  GError *error = NULL;
   if (virDomainQemuMonitorCommand (request->domain, request->json, &reply_text, 0) < 0) {
-    /* libvirt's last error is per thread: this one's. */
-    const virError *last = virGetLastError ();
-    int code = last != NULL ? last->code : VIR_ERR_INTERNAL_ERROR;
-    VtErrorCode vt_code = code == VIR_ERR_NO_DOMAIN || code == VIR_ERR_OPERATION_INVALID
-                            ? VT_ERROR_GONE /* the domain is gone or not running */
-                          : code == VIR_ERR_NO_SUPPORT ? VT_ERROR_UNSUPPORTED
-                                                       : VT_ERROR_FAILED;
-    g_task_return_new_error (task, VT_ERROR, vt_code, "%s: %s failed: %s", request->monitor,
-                             request->command,
-                             last != NULL && last->message != NULL ? last->message
-                                                                   : "unknown libvirt error");
+    g_autofree char *what = g_strdup_printf ("%s: %s", request->monitor, request->command);
+    vt_libvirt_set_error (&error, what); /* this thread's last error */
+    g_task_return_error (task, error);
     return;
   }
-  GError *error = NULL;
   g_autoptr (JsonObject) reply =
     vt_qmp_parse_message (request->monitor, reply_text, strlen (reply_text), &error);
   free (reply_text);
@@ -234,6 +227,12 @@ vt_qmp_libvirt_new (gpointer domain, guint timeout_ms)
   self->monitor = g_strdup_printf ("libvirt monitor of domain %s", name != NULL ? name : "?");
   self->timeout_ms = timeout_ms;
   return VT_QMP (self);
+}
+
+gpointer
+vt_qmp_libvirt_get_domain (VtQmpLibvirt *self)
+{
+  return self->domain;
 }
 
 static void

@@ -89,6 +89,9 @@ G_DECLARE_FINAL_TYPE (VtQmpLibvirt, vt_qmp_libvirt, VT, QMP_LIBVIRT, VtQmp)
  * (the driver has no QEMU monitor), else VT_ERROR_FAILED. vt_qmp_close
  * fails the commands pending with VT_ERROR_GONE and leaves libvirt alone. */
 VtQmp *vt_qmp_libvirt_new (gpointer domain, guint timeout_ms);
+/* Its domain (a virDomainPtr, borrowed): for what libvirt's own API does
+ * without the monitor. */
+gpointer vt_qmp_libvirt_get_domain (VtQmpLibvirt *self);
 
 /* ---- for the implementations of VtQmp (and their tests) ----
  * Both kinds speak the same JSON; these keep them saying it the same way.
