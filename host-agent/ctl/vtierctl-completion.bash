@@ -1,21 +1,25 @@
 # bash completion for vtierctl(1): its commands, their options, and the
-# names of the VMs vtierd tracks. Plain bash (no bash-completion helpers
-# needed). The names come from `vtierctl list --names`, run as the command
-# line names vtierctl (at most 2 s); when vtierd is not running it completes
-# no name and prints nothing.
+# names (or UUIDs) of the VMs vtierd tracks. Plain bash (no bash-completion
+# helpers needed). The names come from `vtierctl list --names`, and for a
+# word that may begin a UUID the UUIDs too (`list --uuids`), run as the
+# command line names vtierctl (at most 2 s each); when vtierd is not running
+# it completes no name and prints nothing.
 
-# The names of vtierd's VMs that start with $2, into COMPREPLY; $1 is the
-# vtierctl to ask.
+# The names of vtierd's VMs that start with $2 (and UUIDs, when $2 is hex
+# digits and dashes), into COMPREPLY; $1 is the vtierctl to ask.
 _vtierctl_vms() {
-    local ctl=$1 cur=$2 name
+    local ctl=$1 cur=$2 name list lists=--names
     command -v -- "$ctl" >/dev/null 2>&1 || ctl=vtierctl
-    while IFS= read -r name; do
-        [[ -n $name && $name == "$cur"* ]] && COMPREPLY+=("$(printf '%q' "$name")")
-    done < <(if command -v timeout >/dev/null; then
-                 timeout 2 "$ctl" list --names
-             else
-                 "$ctl" list --names
-             fi 2>/dev/null)
+    [[ $cur =~ ^[0-9a-fA-F][0-9a-fA-F-]*$ ]] && lists+=' --uuids'
+    for list in $lists; do
+        while IFS= read -r name; do
+            [[ -n $name && $name == "$cur"* ]] && COMPREPLY+=("$(printf '%q' "$name")")
+        done < <(if command -v timeout >/dev/null; then
+                     timeout 2 "$ctl" list "$list"
+                 else
+                     "$ctl" list "$list"
+                 fi 2>/dev/null)
+    done
 }
 
 _vtierctl() {

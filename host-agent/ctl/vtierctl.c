@@ -43,7 +43,7 @@ enum {
 
 static gboolean opt_json;
 static gboolean opt_version;
-static gboolean opt_names;
+static gboolean opt_names, opt_uuids;
 static char *opt_output;
 static int opt_width = 1200;
 static int opt_height = 600;
@@ -59,10 +59,12 @@ static const GOptionEntry version_entries[] = {
   G_OPTION_ENTRY_NULL
 };
 
-/* Hidden: for the shell completion, which offers the VMs' names. */
+/* Hidden: for the shell completion, which offers the VMs' names and UUIDs. */
 static const GOptionEntry list_entries[] = {
   { "names", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &opt_names,
     "Print the names alone, one a line", NULL },
+  { "uuids", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &opt_uuids,
+    "Print the UUIDs alone, one a line (VMs without one left out)", NULL },
   G_OPTION_ENTRY_NULL
 };
 
@@ -178,14 +180,15 @@ run_list (VtDBusManager1 *manager, const char *vm G_GNUC_UNUSED)
   g_autoptr (GVariant) vms = NULL;
   if (!vt_dbus_manager1_call_list_vms_sync (manager, &vms, NULL, &error))
     return call_failed (error);
-  if (opt_names) {
+  if (opt_names || opt_uuids) {
     g_autoptr (GString) names = g_string_new (NULL);
     gsize n = g_variant_n_children (vms);
     for (gsize i = 0; i < n; i++) {
       g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
       const char *name;
       /* A name with a newline in it would read as two. */
-      if (g_variant_lookup (vm, "name", "&s", &name) && !strchr (name, '\n'))
+      if (g_variant_lookup (vm, opt_names ? "name" : "uuid", "&s", &name) && *name
+          && !strchr (name, '\n'))
         g_string_append_printf (names, "%s\n", name);
     }
     print_out (names->str);
@@ -839,8 +842,8 @@ check_command_arguments (const Command *command, int n_args)
     return g_strdup ("xml takes --fast or --slow, not both");
   if (command->run == run_xml && opt_json)
     return g_strdup ("xml writes XML: --json does not apply");
-  if (opt_names && opt_json)
-    return g_strdup ("list takes --names or --json, not both");
+  if (opt_names + opt_uuids + opt_json > 1)
+    return g_strdup ("list takes one of --names, --uuids and --json");
   if (command->run == run_set && opt_weight == -1 && !opt_min && !opt_max && !opt_mode)
     return g_strdup ("set needs at least one of --weight, --min, --max, --mode");
   if (opt_timeout != -1 && !opt_wait)

@@ -2,8 +2,9 @@
 # vtierctl's bash completion, sourced into this bash and asked as bash asks
 # (COMP_WORDS, COMP_CWORD): it offers every command `vtierctl --help` lists
 # and every option each command's --help lists, option values, and the
-# names of vtierd's VMs; with vtierd not running it offers no name and
-# prints nothing on standard error.
+# names of vtierd's VMs (their UUIDs too for what may begin one); with
+# vtierd not running it offers no name and prints nothing on standard
+# error.
 #   test-completion.sh COMPLETION VTIERCTL
 set -uo pipefail
 completion=$1 vtierctl=$2
@@ -69,7 +70,7 @@ for c in $commands; do
   offers_all "vtierctl $c -" $wanted
 done
 offers_none "vtierctl xml -" --json --weight
-offers_none "vtierctl list -" --names
+offers_none "vtierctl list -" --names --uuids
 offers_all "vtierctl set web --weight 3 " --min --max --mode
 offers_all "vtierctl set web --mode " auto fast-only slow-only off
 offers_all "vtierctl set web --mode=" auto fast-only slow-only off
@@ -85,6 +86,7 @@ trap 'rm -rf "$dir"' EXIT
 cat >"$dir/vtierctl" <<'STUB'
 #!/bin/sh
 [ "$1 $2" = "list --names" ] && printf 'web\nweb2\ndb two\n'
+[ "$1 $2" = "list --uuids" ] && printf '4e1f5a3c-0000-4000-8000-00000000000a\nd2c0ffee-0000-4000-8000-000000000001\n'
 STUB
 chmod +x "$dir/vtierctl"
 names() { # names LINE EXPECTED...
@@ -97,8 +99,10 @@ names() { # names LINE EXPECTED...
 }
 names "vtierctl show " web web2 'db\ two'
 names "vtierctl heat we" web web2
-names "vtierctl heatmap d" 'db\ two'
+names "vtierctl heatmap db" 'db\ two'
 names "vtierctl set --json w" web web2
+names "vtierctl show 4e" 4e1f5a3c-0000-4000-8000-00000000000a
+names "vtierctl heat d" 'db\ two' d2c0ffee-0000-4000-8000-000000000001
 complete_line "$dir/vtierctl" "vtierctl show web "
 if grep -qx -- --json <<<"$offers" && ! grep -qx web <<<"$offers"; then
   ok "after the VM: its options"

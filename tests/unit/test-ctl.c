@@ -1123,6 +1123,14 @@ test_bus_list (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   run_vtierctl (fake, &both, "--json", "list", "--names", NULL);
   g_assert_cmpint (both.status, ==, 2);
   g_assert_cmpstr (both.out, ==, "");
+  /* ... and of UUIDs: a VM without one is left out. */
+  g_auto (VtTestRun) uuids = { 0 };
+  run_vtierctl (fake, &uuids, "list", "--uuids", NULL);
+  g_assert_cmpint (uuids.status, ==, 0);
+  g_assert_cmpstr (uuids.out, ==, "5e1f5a3c-0000-4000-8000-000000000001\n");
+  g_auto (VtTestRun) two = { 0 };
+  run_vtierctl (fake, &two, "list", "--names", "--uuids", NULL);
+  g_assert_cmpint (two.status, ==, 2);
 }
 
 static void
