@@ -279,6 +279,18 @@ on_memdevs (GObject *src, GAsyncResult *res, gpointer data)
   vt_qmp_execute_async (vm->qmp, "x-query-ramblock", NULL, vm->cancel, on_ramblocks, vm);
 }
 
+/* libvirt's pid file of the domain (qemu:///system's), or 0: QEMU's pid
+ * as libvirt knows it, with no monitor command (libvirt's API has no pid). */
+static GPid
+libvirt_pid (VtVm *vm)
+{
+  if (!VT_IS_QMP_LIBVIRT (vm->qmp))
+    return 0;
+  g_autofree char *path = g_strdup_printf ("run/libvirt/qemu/%s.pid", vm->name);
+  g_autofree char *text = vt_sysfs_exists (path) ? vt_sysfs_read (path, NULL) : NULL;
+  return text ? (GPid) g_ascii_strtoll (text, NULL, 10) : 0;
+}
+
 /* The pid found from a vCPU thread is the one the monitor's other end
  * vouches for: the QMP socket's peer (SO_PEERCRED), or libvirt's pid file
  * of the domain where it has one. A peer in the QMP directory that claims
@@ -294,9 +306,7 @@ identify_process (VtVm *vm, GError **error)
     vouched = vt_qmp_socket_get_pid (VT_QMP_SOCKET (vm->qmp));
     by = "the QMP socket's peer";
   } else if (VT_IS_QMP_LIBVIRT (vm->qmp)) {
-    g_autofree char *path = g_strdup_printf ("run/libvirt/qemu/%s.pid", vm->name);
-    g_autofree char *text = vt_sysfs_exists (path) ? vt_sysfs_read (path, NULL) : NULL;
-    vouched = text ? (GPid) g_ascii_strtoll (text, NULL, 10) : 0;
+    vouched = libvirt_pid (vm);
     by = "libvirt's pid file";
   }
   if (vouched > 0 && vouched != vm->pid) {
@@ -308,8 +318,20 @@ identify_process (VtVm *vm, GError **error)
   return vt_process_identify (vm->pid, &vm->process, error);
 }
 
-/* QEMU's pid: the thread group of a vCPU thread, the same for a monitor of
- * our own or libvirt's (which has no pid call). */
+/* QEMU's pid known: the process identified, then its memory backends. */
+static void
+with_pid (VtVm *vm)
+{
+  g_autoptr (GError) error = NULL;
+  if (!identify_process (vm, &error)) {
+    fail (vm, "QEMU process", error);
+    return;
+  }
+  vt_qmp_execute_async (vm->qmp, "query-memdev", NULL, vm->cancel, on_memdevs, vm);
+}
+
+/* QEMU's pid where libvirt's pid file does not say it: the thread group of
+ * a vCPU thread, the same for a monitor of our own or libvirt's. */
 static void
 on_cpus (GObject *src, GAsyncResult *res, gpointer data)
 {
@@ -332,11 +354,7 @@ on_cpus (GObject *src, GAsyncResult *res, gpointer data)
     return;
   }
   vm->pid = (GPid) g_ascii_strtoll (tgid + 6, NULL, 10);
-  if (!identify_process (vm, &error)) {
-    fail (vm, "QEMU process", error);
-    return;
-  }
-  vt_qmp_execute_async (vm->qmp, "query-memdev", NULL, vm->cancel, on_memdevs, vm);
+  with_pid (vm);
 }
 
 static void
@@ -344,7 +362,12 @@ set_up (VtVm *vm)
 {
   tear_down_tracking (vm);
   set_state (vm, VT_VM_STATE_STARTING, NULL);
-  vt_qmp_execute_async (vm->qmp, "query-cpus-fast", NULL, vm->cancel, on_cpus, vm);
+  /* A libvirt domain's pid needs no monitor command (libvirt counts those as a taint). */
+  vm->pid = libvirt_pid (vm);
+  if (vm->pid > 0)
+    with_pid (vm);
+  else
+    vt_qmp_execute_async (vm->qmp, "query-cpus-fast", NULL, vm->cancel, on_cpus, vm);
 }
 
 void

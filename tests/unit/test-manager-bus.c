@@ -11,6 +11,8 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <libsoup/soup.h>
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -612,6 +614,43 @@ test_signal_state_changed (Fixture *f, gconstpointer data)
   g_assert_cmpuint (n_signals (f), ==, 3);
 }
 
+static void
+ignore_libvirt_error (void *data, virErrorPtr error)
+{
+  (void) data, (void) error;
+}
+
+/* A libvirt domain's QEMU pid comes from libvirt's pid file, not from a
+ * monitor command (libvirt counts those as a taint): its set-up identifies
+ * that process and goes on to query-memdev, which the test driver's
+ * monitor (test:///default, which has none) fails. */
+static void
+test_libvirt_pid_file (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  virSetErrorFunc (NULL, ignore_libvirt_error);
+  virConnectPtr conn = virConnectOpen ("test:///default");
+  if (!conn) {
+    g_test_skip ("libvirt's test driver is not available");
+    return;
+  }
+  virDomainPtr dom = virDomainLookupByName (conn, "test");
+  g_autoptr (VtQmp) qmp = vt_qmp_libvirt_new (dom, 5000);
+  g_autofree char *root = g_build_filename (f->dir, "root", NULL);
+  vt_test_put_file (root, "run/libvirt/qemu/test.pid", "4242\n");
+  vt_test_put_file (root, "proc/4242/stat",
+                    "4242 (qemu-system-x86) S 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 777 0 0\n");
+  g_test_expect_message ("vtier", G_LOG_LEVEL_MESSAGE, "VM test found through libvirt");
+  g_test_expect_message ("vtier", G_LOG_LEVEL_WARNING, "VM test: query-memdev: *");
+  vt_manager_add_vm (f->manager, "test", "6695eb01-f6a4-8304-79aa-97f2502e193f", "libvirt", qmp);
+  wait_for_signal (f, "VMStateChanged test starting error");
+  g_test_assert_expected_messages ();
+  g_assert_cmpuint (vt_vm_get_pid (vt_manager_lookup_vm (f->manager, "test")), ==, 4242);
+  vt_manager_remove_vm (f->manager, "test", "libvirt");
+  virDomainFree (dom);
+  virConnectClose (conn);
+}
+
 /* A tiering round's verdict on VM `name`. */
 static void
 round_says (Fixture *f, const char *name, VtTieringStatus status, guint64 top)
@@ -803,6 +842,7 @@ main (int argc, char **argv)
   ADD ("/manager-bus/vm-removed", test_vm_removed);
   ADD ("/manager-bus/signal/added-removed", test_signal_added_removed);
   ADD ("/manager-bus/signal/state-changed", test_signal_state_changed);
+  ADD ("/manager-bus/libvirt-pid-file", test_libvirt_pid_file);
   ADD ("/manager-bus/signal/target", test_signal_target);
   ADD ("/manager-bus/metrics/endpoint", test_metrics_endpoint);
   ADD ("/manager-bus/move-rates", test_move_rates);
