@@ -4,11 +4,11 @@
  * that libvirt has none (the test driver, test:///default). */
 #include <glib.h>
 #include <string.h>
-#include <libvirt/virterror.h>
 
 #include "access/vt-dirty-rate.h"
 #include "common/vt-error.h"
 #include "discovery/vt-libvirt-dirty-rate.h"
+#include "vt-test-libvirt.h"
 
 static JsonNode *
 parse (const char *json)
@@ -122,12 +122,6 @@ test_libvirt_stats (void)
   virTypedParamsFree (params, n);
 }
 
-static void
-ignore_libvirt_error (void *data, virErrorPtr error)
-{
-  (void) data, (void) error;
-}
-
 typedef struct {
   gboolean done;
   GError *error;
@@ -155,12 +149,9 @@ on_done (GObject *source, GAsyncResult *res, gpointer data)
 static void
 test_libvirt_first (void)
 {
-  virSetErrorFunc (NULL, ignore_libvirt_error);
-  virConnectPtr conn = virConnectOpen ("test:///default");
-  if (!conn) {
-    g_test_skip ("libvirt's test driver is not available");
+  virConnectPtr conn = vt_test_libvirt_open ();
+  if (!conn)
     return;
-  }
   virDomainPtr dom = virDomainLookupByName (conn, "test");
   g_autoptr (VtQmp) qmp = vt_qmp_libvirt_new (dom, 5000);
   Report r = { 0 };

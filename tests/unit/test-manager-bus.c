@@ -11,8 +11,6 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <libsoup/soup.h>
-#include <libvirt/libvirt.h>
-#include <libvirt/virterror.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -23,6 +21,7 @@
 #include "daemon/vt-manager-private.h"
 #include "dbus/vt-dbus-errors.h"
 #include "vt-dbus-generated.h"
+#include "vt-test-libvirt.h"
 #include "vt-test-tree.h"
 
 #define GiB (G_GUINT64_CONSTANT (1) << 30)
@@ -614,12 +613,6 @@ test_signal_state_changed (Fixture *f, gconstpointer data)
   g_assert_cmpuint (n_signals (f), ==, 3);
 }
 
-static void
-ignore_libvirt_error (void *data, virErrorPtr error)
-{
-  (void) data, (void) error;
-}
-
 /* A libvirt domain's QEMU pid comes from libvirt's pid file, not from a
  * monitor command (libvirt counts those as a taint): its set-up identifies
  * that process and goes on to query-memdev, which the test driver's
@@ -628,12 +621,9 @@ static void
 test_libvirt_pid_file (Fixture *f, gconstpointer data)
 {
   (void) data;
-  virSetErrorFunc (NULL, ignore_libvirt_error);
-  virConnectPtr conn = virConnectOpen ("test:///default");
-  if (!conn) {
-    g_test_skip ("libvirt's test driver is not available");
+  virConnectPtr conn = vt_test_libvirt_open ();
+  if (!conn)
     return;
-  }
   virDomainPtr dom = virDomainLookupByName (conn, "test");
   g_autoptr (VtQmp) qmp = vt_qmp_libvirt_new (dom, 5000);
   g_autofree char *root = g_build_filename (f->dir, "root", NULL);

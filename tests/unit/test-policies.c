@@ -98,6 +98,14 @@ assert_policy (VtPolicies *ps, const char *name, guint weight, const char *sourc
   g_assert_cmpstr (got, ==, source);
 }
 
+/* The domain found (through libvirt), then its metadata read (NULL: none). */
+static void
+domain_up (VtPolicies *ps, const char *name, const char *uuid, const char *xml)
+{
+  vt_policies_add_vm (ps, name, "libvirt", uuid);
+  vt_policies_set_metadata (ps, name, xml);
+}
+
 /* Nova's hard reboot: the domain stops, its XML is made again without
  * vtier's metadata, it starts. Its policy comes back from the store, with
  * its label and nodes, whether vtierd ran through or restarted. */
@@ -106,13 +114,11 @@ test_regenerated_domain (Store *st, gconstpointer data)
 {
   (void) data;
   g_autoptr (VtPolicies) ps = vt_policies_new (st->config, st->file);
-  vt_policies_add_vm (ps, "web", "libvirt", UUID);
-  vt_policies_set_metadata (ps, "web", METADATA);
+  domain_up (ps, "web", UUID, METADATA);
   assert_policy (ps, "web", 300, "metadata");
   vt_policies_forget (ps, "web");
 
-  vt_policies_add_vm (ps, "web", "libvirt", UUID);
-  vt_policies_set_metadata (ps, "web", NULL);
+  domain_up (ps, "web", UUID, NULL);
   assert_policy (ps, "web", 300, "stored");
   g_assert_cmpstr (vt_policies_label (ps, "web"), ==, "eu web");
   g_assert_cmpuint (vt_policies_fast_nodes (ps, "web")->len, ==, 1);
@@ -123,8 +129,7 @@ test_regenerated_domain (Store *st, gconstpointer data)
   g_assert_nonnull (strstr (xml, "<fast-nodes>0</fast-nodes><label>eu web</label>"));
 
   g_autoptr (VtPolicies) restarted = vt_policies_new (st->config, st->file);
-  vt_policies_add_vm (restarted, "web", "libvirt", UUID);
-  vt_policies_set_metadata (restarted, "web", NULL);
+  domain_up (restarted, "web", UUID, NULL);
   assert_policy (restarted, "web", 300, "stored");
   g_assert_cmpstr (vt_policies_label (restarted, "web"), ==, "eu web");
 
@@ -146,17 +151,14 @@ test_renamed_domain (Store *st, gconstpointer data)
 {
   (void) data;
   g_autoptr (VtPolicies) ps = vt_policies_new (st->config, st->file);
-  vt_policies_add_vm (ps, "web", "libvirt", UUID);
-  vt_policies_set_metadata (ps, "web", METADATA);
+  domain_up (ps, "web", UUID, METADATA);
   vt_policies_forget (ps, "web");
 
-  vt_policies_add_vm (ps, "web-renamed", "libvirt", UUID);
-  vt_policies_set_metadata (ps, "web-renamed", NULL);
+  domain_up (ps, "web-renamed", UUID, NULL);
   assert_policy (ps, "web-renamed", 300, "stored");
   vt_policies_forget (ps, "web-renamed");
 
-  vt_policies_add_vm (ps, "web", "libvirt", "4e1f5a3c-0000-4000-8000-0000000000ff");
-  vt_policies_set_metadata (ps, "web", NULL);
+  domain_up (ps, "web", "4e1f5a3c-0000-4000-8000-0000000000ff", NULL);
   assert_policy (ps, "web", 100, "default");
 }
 
