@@ -329,6 +329,8 @@ vt_ctl_format_tiering_text (GVariant *vm)
   g_autofree char *swapped = vt_ctl_format_size (lookup_u64 (vm, "exchanged_bytes"));
   g_autofree char *failed = vt_ctl_format_size (lookup_u64 (vm, "failed_bytes"));
   g_autofree char *no_mem = vt_ctl_format_size (lookup_u64 (vm, "no_memory_bytes"));
+  g_autofree char *shared = vt_ctl_format_size (lookup_u64 (vm, "failed_shared_bytes"));
+  g_autofree char *other = vt_ctl_format_size (lookup_u64 (vm, "failed_other_bytes"));
   g_autofree char *busy = vt_ctl_format_size (lookup_u64 (vm, "busy_bytes"));
   g_autofree char *rate = vt_ctl_format_size (lookup_u64 (vm, "move_rate"));
   g_autofree char *young = vt_ctl_format_size (lookup_u64 (vm, "hot_slow_young_bytes"));
@@ -356,12 +358,13 @@ vt_ctl_format_tiering_text (GVariant *vm)
   return g_strdup_printf ("tiering: %s%s%s\n"
                           "  top tier %s%s (hot %s), slow tiers %s (hot %s)\n"
                           "  hot on slow tiers waiting: %s to age, %s cooling; warm there %s\n"
-                          "  exchanged %s; failed %s (target full %s), busy %s\n"
+                          "  exchanged %s; failed %s (target full %s, shared %s, other %s), busy %s\n"
                           "%s"
                           "  host moves %s per CPU-second\n",
                           *status ? status : "not yet planned", *status ? ": " : "",
                           lookup_str (vm, "tiering_why", ""), top, in_flight, hot_top, slow,
-                          hot_slow, young, cooling, warm, swapped, failed, no_mem, busy, cannot,
+                          hot_slow, young, cooling, warm, swapped, failed, no_mem, shared, other, busy,
+                          cannot,
                           rate);
 }
 

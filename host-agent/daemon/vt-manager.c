@@ -559,6 +559,9 @@ add_tiering (GVariantDict *d, VtTiering *tiering, VtVm *vm)
   g_variant_dict_insert (d, "warm_slow_bytes", "t", s->warm_slow);
   g_variant_dict_insert (d, "busy_bytes", "t", s->busy);
   g_variant_dict_insert (d, "no_memory_bytes", "t", s->no_memory);
+  g_variant_dict_insert (d, "failed_shared_bytes", "t", s->shared);
+  g_variant_dict_insert (d, "failed_other_bytes", "t",
+                         s->failed - MIN (s->failed, s->no_memory + s->shared));
   g_variant_dict_insert (d, "exchanged_bytes", "t", s->exchanged);
   g_variant_dict_insert (d, "moving_up_bytes", "t", s->moving_up);
   g_variant_dict_insert (d, "moving_down_bytes", "t", s->moving_down);

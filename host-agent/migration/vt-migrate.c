@@ -208,6 +208,7 @@ count_errno (VtMigrateStats *stats, int status, guint64 addr, guint64 bytes)
   case ENOMEM: /* the target is full: the round ends after this batch */
     stats->out_of_memory = TRUE;
     stats->failed += bytes;
+    stats->no_memory += bytes;
     break;
   case EACCES: /* mapped by another process too: MPOL_MF_MOVE leaves it */
     stats->shared += bytes;
@@ -280,7 +281,7 @@ move_batch (GPid pid, void **pages, guint m, int node, int *nodes, int *status, 
     else if (after[i] < 0) /* unmapped meanwhile */
       count_errno (stats, after[i], a, page);
     else if (err == ENOMEM)
-      stats->failed += page;
+      count_errno (stats, -ENOMEM, a, page);
     else /* still elsewhere and the kernel said nothing: try again later */
       count_errno (stats, -EAGAIN, a, page);
   }

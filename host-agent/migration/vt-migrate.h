@@ -37,6 +37,7 @@ typedef struct {
   guint64 failed;     /* bytes that failed otherwise (EACCES, EINVAL, EIO...) */
   guint64 shared;     /* of failed: EACCES, mapped by another process too (MPOL_MF_MOVE
                        * moves only pages the process alone maps) */
+  guint64 no_memory;  /* of failed: ENOMEM, the target node was full */
   gboolean out_of_memory; /* ENOMEM on the target: the round ended early */
   guint64 cpu_us;     /* CPU time of the calling thread it took (the kernel copies on it) */
   /* Where the busy and shared pages are, by address: the only way a

@@ -500,8 +500,8 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
     s->stats.failed += st->failed;
     s->stats.busy += st->busy;
     note_unmovable (s, job, st);
-    if (st->out_of_memory)
-      s->stats.no_memory += st->failed;
+    s->stats.no_memory += st->no_memory;
+    s->stats.shared += st->shared;
     s->jobs_moved += st->moved > 0;
     s->jobs_failed += st->moved == 0 && st->failed + st->busy > 0;
     /* A job that moved none of what it was planned for says why: the
@@ -509,10 +509,12 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
     if (st->failed + st->busy > 0 || (st->moved == 0 && job->bytes > 0))
       g_debug ("tiering: moving 0x%" G_GINT64_MODIFIER "x-0x%" G_GINT64_MODIFIER "x (%s) from "
                "node %u to node %d: %" G_GUINT64_FORMAT " KiB moved, %" G_GUINT64_FORMAT
-               " KiB failed (%s), %" G_GUINT64_FORMAT " KiB busy, %" G_GUINT64_FORMAT
-               " KiB there already, %" G_GUINT64_FORMAT " KiB absent", job->start, job->end,
-               vt_page_class_name (job->move.page_class), job->move.from, job->node,
-               st->moved >> 10, st->failed >> 10, st->out_of_memory ? "target full" : "refused",
+               " KiB failed (target full %" G_GUINT64_FORMAT ", shared %" G_GUINT64_FORMAT
+               ", other %" G_GUINT64_FORMAT "), %" G_GUINT64_FORMAT " KiB busy, %"
+               G_GUINT64_FORMAT " KiB there already, %" G_GUINT64_FORMAT " KiB absent",
+               job->start, job->end, vt_page_class_name (job->move.page_class), job->move.from,
+               job->node, st->moved >> 10, st->failed >> 10, st->no_memory >> 10,
+               st->shared >> 10, (st->failed - MIN (st->failed, st->no_memory + st->shared)) >> 10,
                st->busy >> 10, st->already >> 10, st->skipped >> 10);
     t->byte_tokens -= (double) st->moved;
     t->cpu_tokens_us -= (double) st->cpu_us;

@@ -112,10 +112,11 @@ typedef struct {
   VtTieringStatus status;
   /* Bytes, since tracking began. failed: moves the kernel refused for good
    * (EACCES, EINVAL, EIO, ENOMEM); busy: pages it could not move then
-   * (EBUSY, EAGAIN, still elsewhere); no_memory: of failed, for want of
-   * memory on the target node. exchanged: of promoted, paired with a
-   * demotion of the same VM. */
-  guint64 promoted, demoted, failed, busy, no_memory, exchanged;
+   * (EBUSY, EAGAIN, still elsewhere); of failed, no_memory: for want of
+   * memory on the target node (ENOMEM), shared: mapped by another process
+   * too (EACCES), the rest other errors (EINVAL, EIO...). exchanged: of
+   * promoted, paired with a demotion of the same VM. */
+  guint64 promoted, demoted, failed, busy, no_memory, shared, exchanged;
   /* The move of it in the kernel now (move_pages runs for up to a few
    * hundred ms a batch): at most this many bytes are on their way up or
    * down, and top_bytes counts them once the move returns. */

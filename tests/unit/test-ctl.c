@@ -61,6 +61,10 @@ sample_vms (void)
   g_variant_builder_add (&web, "{sv}", "top_bytes", g_variant_new_uint64 (3 * GiB));
   g_variant_builder_add (&web, "{sv}", "hot_slow_bytes", g_variant_new_uint64 (256 * MiB));
   g_variant_builder_add (&web, "{sv}", "busy_bytes", g_variant_new_uint64 (2 * MiB));
+  g_variant_builder_add (&web, "{sv}", "failed_bytes", g_variant_new_uint64 (7 * MiB));
+  g_variant_builder_add (&web, "{sv}", "no_memory_bytes", g_variant_new_uint64 (4 * MiB));
+  g_variant_builder_add (&web, "{sv}", "failed_shared_bytes", g_variant_new_uint64 (2 * MiB));
+  g_variant_builder_add (&web, "{sv}", "failed_other_bytes", g_variant_new_uint64 (1 * MiB));
   g_variant_builder_add (&web, "{sv}", "moving_down_bytes", g_variant_new_uint64 (16 * MiB));
   g_variant_builder_add (&web, "{sv}", "unmovable_bytes", g_variant_new_uint64 (6 * MiB));
   g_variant_builder_add (&web, "{sv}", "unmovable_reason", g_variant_new_string ("pinned"));
@@ -213,7 +217,8 @@ test_list_text (void)
   g_assert_true (g_str_has_prefix (tiering, "tiering: pinned: its cpuset says no\n"));
   g_assert_nonnull (strstr (tiering, "top tier 3.0 GiB (up to 16.0 MiB on its way down in the "
                                      "kernel now) (hot 0 B), slow tiers 0 B (hot 256.0 MiB)"));
-  g_assert_nonnull (strstr (tiering, "busy 2.0 MiB"));
+  g_assert_nonnull (strstr (tiering, "failed 7.0 MiB (target full 4.0 MiB, shared 2.0 MiB, "
+                                     "other 1.0 MiB), busy 2.0 MiB"));
   g_assert_nonnull (strstr (tiering, "  cannot move: 6.0 MiB (pinned: busy in every retry), held "
                                      "out of the plans for now\n"));
   g_assert_nonnull (strstr (tiering, "hot on slow tiers waiting: 64.0 MiB to age, 32.0 MiB "

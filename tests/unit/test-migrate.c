@@ -731,6 +731,7 @@ test_fake_out_of_memory (Fixture *fx, gconstpointer data)
   g_assert_true (stats.out_of_memory);
   g_assert_cmpuint (stats.moved, ==, 5 * page ());
   g_assert_cmpuint (stats.failed, ==, (VT_MIGRATE_BATCH - 5) * page ());
+  g_assert_cmpuint (stats.no_memory, ==, stats.failed);
   /* The batch's before and after, and the pages beside the range's end
    * (up to its 2 MiB boundary) before and after. */
   g_assert_cmpuint (fk.queries, ==, 4);
@@ -774,6 +775,9 @@ test_fake_skip_and_refused (Fixture *fx, gconstpointer data)
     g_assert_cmpuint (fk.asked[i], ==, i >= 55 && i < 58);
   g_assert_cmpuint (stats.moved, ==, (64 - 10 - 2 - 5 - 7) * page ());
   g_assert_cmpuint (stats.walked_end, ==, fake_addr (64));
+  g_assert_cmpuint (stats.shared, ==, 12 * page ());
+  g_assert_cmpuint (stats.failed, ==, stats.shared);
+  g_assert_cmpuint (stats.no_memory, ==, 0);
   g_assert_cmpuint (stats.n_refused, ==, 3);
   VtMigrateRefused want[] = { { fake_addr (10), fake_addr (20), 10 * page (), TRUE },
                               { fake_addr (30), fake_addr (32), 2 * page (), TRUE },

@@ -1037,6 +1037,10 @@ test_shared_pages_are_held_out (void)
   g_assert_cmpuint (st->unmovable, ==, 256 * PAGE);
   g_assert_cmpint (st->unmovable_reason, ==, VT_UNMOVABLE_SHARED);
   g_assert_cmpstr (vt_tiering_status_name (st->status), ==, "unmovable");
+  /* Failed by reason: all of it shared, asked for once. */
+  g_assert_cmpuint (st->shared, ==, 256 * PAGE);
+  g_assert_cmpuint (st->failed, ==, st->shared);
+  g_assert_cmpuint (st->no_memory, ==, 0);
   shared_vm = -1;
   drop_host ();
 }
