@@ -716,7 +716,7 @@ merge_jobs (GArray *jobs, const GArray *demotes, const GArray *promotes, guint64
       p++;
     } else {
       const Job *dem = &g_array_index (demotes, Job, d++);
-      room += dem->bytes;
+      room += dem->promote ? 0 : dem->bytes; /* a hugetlbfs exchange's half (plan_exchange) */
       g_array_append_val (jobs, *dem);
     }
   }
@@ -891,8 +891,11 @@ by_imbalance (VmRound *vr, guint n, gboolean promote)
 
 /* Exchange within a VM: its hottest memory on a slow node for its cold
  * memory on the top tier (cold now, if not yet for long), paired, up to
- * `bytes`. Its top-tier bytes stay level,
- * so neither its share nor the room limit it. */
+ * `bytes`. Its top-tier bytes stay level, so neither its share nor the
+ * room limit it. On hugetlbfs the top node's pool may have no free page
+ * at all, the VM's own cold pages holding it: each page a demotion here
+ * moves goes back to that pool, so the promotions may take as many, and
+ * they queue behind those demotions (with them), not ahead. */
 static guint64
 plan_exchange (VtTiering *t, VmRound *v, guint64 bytes, guint64 budget, GArray *demotes,
                GArray *promotes)
@@ -911,8 +914,11 @@ plan_exchange (VtTiering *t, VmRound *v, guint64 bytes, guint64 budget, GArray *
     return 0;
   v->swap_down = plan_vm (t, in, v->place, FALSE, DEMOTE_COLD_NOW, pair, v->slow_node, budget,
                           TRUE, demotes);
+  guint64 *pool = huge_left (t, in, v->top_node);
+  if (pool)
+    *pool += v->swap_down.planned;
   v->swap_up = plan_vm (t, in, v->place, TRUE, DEMOTE_COLD, MIN (pair, v->swap_down.planned),
-                        v->top_node, budget, TRUE, promotes);
+                        v->top_node, budget, TRUE, pool ? demotes : promotes);
   return v->swap_up.planned;
 }
 

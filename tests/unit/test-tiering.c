@@ -37,10 +37,20 @@ node_free (int node)
   return node_total[node] > used ? node_total[node] - used : 0;
 }
 
-/* >= 0: node0 has a pool of this many free 2 MiB huge pages at start,
- * less one for each 512 pages of VM a (hugetlbfs, wholly on node1 at
- * start) that came up: its moves take them. */
-static int huge_pool0 = -1;
+/* >= 0: node n has a pool of this many 2 MiB huge pages, of which each
+ * 512 pages of VM a (hugetlbfs) there take one; a move into a pool with
+ * none free fails (ENOMEM): the kernel would make a surplus page by
+ * compaction, which vtierd must not ask of it. */
+static int huge_pool[2] = { -1, -1 };
+
+static int
+huge_free (int node)
+{
+  int used = 0;
+  for (int p = 0; p < PAGES; p++)
+    used += placement[0][p] == node;
+  return MAX (0, huge_pool[node] - used / 512);
+}
 
 static void
 write_meminfo (void)
@@ -56,13 +66,13 @@ write_meminfo (void)
                                              n, node_total[n] / 1024, n, node_free (n) / 1024);
     vt_test_put_file (root, rel, text);
   }
-  if (huge_pool0 >= 0) {
-    int up = 0;
-    for (int p = 0; p < PAGES; p++)
-      up += placement[0][p] == 0;
-    g_autofree char *free_pages = g_strdup_printf ("%d\n", MAX (0, huge_pool0 - up / 512));
-    vt_test_put_file (root, "sys/devices/system/node/node0/hugepages/hugepages-2048kB/"
-                            "free_hugepages", free_pages);
+  for (int n = 0; n < 2; n++) {
+    if (huge_pool[n] < 0)
+      continue;
+    g_autofree char *rel = g_strdup_printf ("sys/devices/system/node/node%d/hugepages/"
+                                            "hugepages-2048kB/free_hugepages", n);
+    g_autofree char *free_pages = g_strdup_printf ("%d\n", huge_free (n));
+    vt_test_put_file (root, rel, free_pages);
   }
 }
 
@@ -121,6 +131,9 @@ fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, i
       status[i] = -13; /* EACCES */
     else if (nodes && nodes[i] == 0 && *p != 0 && node_free (0) < node0_refuses_below * PAGE)
       status[i] = -12; /* ENOMEM */
+    else if (nodes && *p != nodes[i] && p >= placement[0] && p < placement[0] + PAGES &&
+             huge_pool[nodes[i]] >= 0 && huge_free (nodes[i]) == 0)
+      status[i] = -12; /* ENOMEM: no free huge page in the target's pool */
     else if (busy && *p != nodes[i])
       status[i] = -16, busy_seen = TRUE; /* EBUSY */
     else {
@@ -1108,7 +1121,7 @@ test_hugetlb_moves_into_the_pool (void)
 {
   for (int p = 0; p < PAGES; p++)
     placement[0][p] = 1;
-  huge_pool0 = 1;
+  huge_pool[0] = 1;
   make_host ();
   World w;
   world_init (&w, 1, 1);
@@ -1119,13 +1132,42 @@ test_hugetlb_moves_into_the_pool (void)
   const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
   g_assert_cmpstr (vt_tiering_status_name (st->status), ==, "no-huge-pages");
   /* Room in the pool again: the rest comes up. */
-  huge_pool0 = 2;
+  huge_pool[0] = 2;
   write_meminfo ();
   run_rounds (t, 20);
   g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
   /* Its pages are the VM's hugetlbfs size, kpageflags or not. */
   assert_one_move_key (t, 1, 0, VT_PAGE_CLASS_2M_HUGETLB, 1024 * PAGE);
-  huge_pool0 = -1;
+  huge_pool[0] = -1;
+  drop_host ();
+}
+
+/* A VM on hugetlbfs whose own cold pages fill the top node's pool, its hot
+ * set on the slow node: nothing is free to promote into, and only the
+ * exchange within the VM can help, its cold pages going down first and
+ * giving their huge pages back to node0's pool. Before, it waited
+ * (no-huge-pages) for good: the promotions were capped by the empty pool
+ * and queued ahead of the demotions. */
+static void
+test_hugetlb_exchange_through_a_full_pool (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = p < 1024 ? 1 : 0;
+  huge_pool[0] = (PAGES - 1024) / 512; /* all in use by its cold pages */
+  huge_pool[1] = 1024 / 512 + 4;
+  make_host ();
+  World w;
+  world_init (&w, 1, 1);
+  w.huge_page_size[0] = 2 * MiB;
+  w.extra_demand[0] = (PAGES - 1024) * PAGE; /* its share is all of it: nothing above it */
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 40);
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (st->exchanged, >=, 1024 * PAGE);
+  g_assert_cmpuint (st->no_memory, ==, 0); /* never asked a full pool for a page */
+  g_assert_cmpint (huge_free (0), >=, 0);
+  huge_pool[0] = huge_pool[1] = -1;
   drop_host ();
 }
 
@@ -1193,6 +1235,8 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/promotes-ahead-into-reserve", test_promotes_ahead_into_reserve);
   g_test_add_func ("/tiering/busy-pages-are-retried", test_busy_pages_are_retried);
   g_test_add_func ("/tiering/shared-pages-are-held-out", test_shared_pages_are_held_out);
+  g_test_add_func ("/tiering/hugetlb-exchange-through-a-full-pool",
+                   test_hugetlb_exchange_through_a_full_pool);
   g_test_add_func ("/tiering/shared-pages-held-when-regions-move",
                    test_shared_pages_held_when_regions_move);
   g_test_add_func ("/tiering/hugetlb-moves-into-the-pool", test_hugetlb_moves_into_the_pool);
