@@ -1030,6 +1030,34 @@ test_move_in_flight_is_shown (void)
   drop_host ();
 }
 
+/* VM a on the slow node, its first `hot_regions` regions hot, pages
+ * 256..511 mapped by another process too; after the first rounds, which
+ * met them (*asked: the moves that asked for them). */
+static VtTiering *
+start_with_shared_pages (World *w, guint hot_regions, int *asked)
+{
+  one_vm_on_the_slow_node (w, hot_regions);
+  shared_vm = 0, shared_first = 256, shared_n = 256, shared_asked = 0;
+  VtTiering *t = vt_tiering_new (&config, inputs, w);
+  run_rounds (t, 10);
+  *asked = shared_asked;
+  g_assert_cmpint (*asked, >=, 1);
+  return t;
+}
+
+/* What the stats say of the shared pages once held: all 256 of them, for
+ * that reason, refused once each. */
+static void
+assert_shared_held (VtTiering *t)
+{
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (st->unmovable, ==, 256 * PAGE);
+  g_assert_cmpint (st->unmovable_reason, ==, VT_UNMOVABLE_SHARED);
+  g_assert_cmpuint (st->shared, ==, 256 * PAGE);
+  g_assert_cmpuint (st->failed, ==, st->shared);
+  g_assert_cmpuint (st->no_memory, ==, 0);
+}
+
 /* Pages another process maps too (EACCES) are held out of the plans after
  * the first refusal: later rounds do not ask for them again, the rest of
  * the hot set comes up, and the stats say how much cannot move and why. */
@@ -1037,23 +1065,14 @@ static void
 test_shared_pages_are_held_out (void)
 {
   World w;
-  one_vm_on_the_slow_node (&w, 1);
-  shared_vm = 0, shared_first = 256, shared_n = 256, shared_asked = 0;
-  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
-  run_rounds (t, 10);
-  int asked = shared_asked;
-  g_assert_cmpint (asked, >=, 1);
+  int asked;
+  g_autoptr (VtTiering) t = start_with_shared_pages (&w, 1, &asked);
   run_rounds (t, 20);
   g_assert_cmpint (shared_asked, ==, asked); /* not asked again */
   g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024 - 256);
+  assert_shared_held (t);
   const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
-  g_assert_cmpuint (st->unmovable, ==, 256 * PAGE);
-  g_assert_cmpint (st->unmovable_reason, ==, VT_UNMOVABLE_SHARED);
   g_assert_cmpstr (vt_tiering_status_name (st->status), ==, "unmovable");
-  /* Failed by reason: all of it shared, asked for once. */
-  g_assert_cmpuint (st->shared, ==, 256 * PAGE);
-  g_assert_cmpuint (st->failed, ==, st->shared);
-  g_assert_cmpuint (st->no_memory, ==, 0);
   shared_vm = -1;
   drop_host ();
 }
@@ -1067,12 +1086,8 @@ static void
 test_shared_pages_held_when_regions_move (void)
 {
   World w;
-  one_vm_on_the_slow_node (&w, 2);
-  shared_vm = 0, shared_first = 256, shared_n = 256, shared_asked = 0;
-  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
-  run_rounds (t, 10);
-  int asked = shared_asked;
-  g_assert_cmpint (asked, >=, 1);
+  int asked;
+  g_autoptr (VtTiering) t = start_with_shared_pages (&w, 2, &asked);
   static const guint cuts[] = { 768, 384, 320 };
   for (guint c = 0; c < G_N_ELEMENTS (cuts); c++) {
     w.regions[0][0].end = w.regions[0][1].start = w.regions[0][0].start + cuts[c] * PAGE;
@@ -1081,8 +1096,7 @@ test_shared_pages_held_when_regions_move (void)
     g_assert_cmpint (shared_asked, ==, asked);
   }
   g_assert_cmpuint (count (0, 0, 2048, 0), ==, 2048 - 256);
-  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
-  g_assert_cmpuint (st->unmovable, ==, 256 * PAGE);
+  assert_shared_held (t);
   shared_vm = -1;
   drop_host ();
 }
