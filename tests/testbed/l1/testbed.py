@@ -60,6 +60,12 @@ def check(ok, what):
 _guests = []
 VANISHED_EXIT = 125
 HUNG_S = 30  # a workload prints a STATUS line every 10 s
+# A guest's first console line comes within about 60 s of its start
+# (QEMU, the firmware, then its kernel, 15 s of its own uptime at ready).
+# One whose console stayed empty this long is stuck in the emulated host:
+# seen in make check, a guest at its reset vector 7 minutes on, its QEMU
+# busy, while wait_ready waited out its 600 s and failed the scenario.
+BOOT_SILENT_S = 180
 
 
 # An L2 kernel that panicked (seen under nested TCG with no tiering at all:
@@ -124,9 +130,16 @@ def _exit_if_a_guest_vanished():
                 f"hung: its QEMU runs, its workload silent for {HUNG_S} s " \
                 f"(last: {(g.workload_lines() or ['nothing'])[-1][:80]})"
             print(f"tb: guest {g.name} vanished: {how}", flush=True)
-        print("tb: the testbed, not the test, failed", flush=True)
-        sys.stdout.flush()
-        os._exit(VANISHED_EXIT)
+        _testbed_failed()
+
+
+def _testbed_failed(why=None):
+    """Ends the run as the emulated host's failure: the runner boots again."""
+    if why:
+        print(f"tb: {why}", flush=True)
+    print("tb: the testbed, not the test, failed", flush=True)
+    sys.stdout.flush()
+    os._exit(VANISHED_EXIT)
 
 
 def _excepthook(kind, value, tb):
@@ -399,6 +412,11 @@ class Guest:
             bad = [ln for ln in self.workload_lines() if ln.startswith(("VTWL ERROR", "VTWL EXIT"))]
             if bad:
                 raise RuntimeError(f"guest {self.name}: {bad[0]}")
+            if time.monotonic() - self.started > BOOT_SILENT_S and not read(self.log_path, ""):
+                _dump_threads(self)
+                _testbed_failed(f"guest {self.name} vanished: hung at boot, its console empty "
+                                f"{BOOT_SILENT_S} s after its start, its QEMU running "
+                                f"(threads: {self.name}.hung.txt)")
             return self.sets_complete(0)
         wait_for(f"guest {self.name} to be ready", ready, timeout)
         secs = time.monotonic() - self.started
@@ -537,12 +555,9 @@ class Guest:
         time.sleep(12)
         if self.alive() and len([ln for ln in self.workload_lines()
                                  if ln.startswith("VTWL STATUS")]) > status:
-            print(f"tb: guest {self.name} vanished: it does not see its mailbox page as the "
-                  f"host wrote it (stale translation in the emulated host; its workload runs on)",
-                  flush=True)
-            print("tb: the testbed, not the test, failed", flush=True)
-            sys.stdout.flush()
-            os._exit(VANISHED_EXIT)
+            _testbed_failed(f"guest {self.name} vanished: it does not see its mailbox page as "
+                            f"the host wrote it (stale translation in the emulated host; its "
+                            f"workload runs on)")
 
     def _passes(self):
         return [ln for ln in self.workload_lines() if ln.startswith("VTWL VERIFY ")]
