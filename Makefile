@@ -2,7 +2,7 @@
 BUILD ?= build
 export VTIER_BUILD_DIR := $(abspath $(BUILD))
 
-.PHONY: all deps build check check-matrix check-long soak unit demo bench bench-tracking deb clean
+.PHONY: all deps build check check-matrix check-long soak unit demo bench bench-tracking deb qemu-patched clean
 
 all: build
 
@@ -46,6 +46,13 @@ check-long: build
 # vtierd moves their RAM back and forth until 10^5 pages have moved.
 soak: build
 	tests/testbed/run --timeout 3600 --out $(BUILD)/long/soak tests/testbed/long/soak.py
+
+# QEMU 10 (Debian trixie's source) with qemu-patches/ applied: fetched,
+# built and its qtests run, cached by source version and patch hash
+# (qemu-patches/README.md). Not part of make check: a cold build takes about
+# half an hour.
+qemu-patched:
+	qemu-patches/fetch-build
 
 unit: build
 	meson test -C $(BUILD) --suite unit --print-errorlogs
