@@ -38,6 +38,9 @@ typedef struct {
   guint jobs, jobs_moved, jobs_failed;
   GArray *retries; /* Retry: promotions the kernel found busy */
   VtUnmovable *unmovable; /* ranges the kernel would not move, held out of plans */
+  /* hugetlbfs exchange: bytes its demotions this round gave back to the
+   * top node's pool, which its promotions queued behind them may take */
+  guint64 pool_credit;
 } VmState;
 
 /* A promotion some of whose pages the kernel could not move now (EBUSY,
@@ -73,6 +76,7 @@ typedef struct {
   guint64 max_bytes; /* it stops once it moved this much (0: the round's budget) */
   guint tries;       /* earlier tries that found pages busy (a Retry's) */
   VtMoveKey move;    /* whose speed sizes it, and which it measures */
+  gboolean by_credit; /* half of an exchange through a full hugetlbfs pool (pool_credit) */
 } Job;
 
 /* A region's bytes on each tier (exact, page by page), and what its
@@ -402,7 +406,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
         for (guint64 left = need; left > 0;) {
           guint64 piece = MIN (left, chunk);
           Job job = { in->key, in->process, r->start, r->end, node, promote, exchange, hot, piece,
-                      piece, 0, move };
+                      piece, 0, move, FALSE };
           g_array_append_val (jobs, job);
           left -= piece;
         }
@@ -413,7 +417,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       for (guint64 at = r->start; at < r->end; at += chunk) {
         guint64 to = MIN (r->end, at + chunk);
         Job job = { in->key, in->process, at, to, node, promote, exchange, hot,
-                    (guint64) (part * (double) (to - at)), 0, 0, move };
+                    (guint64) (part * (double) (to - at)), 0, 0, move, FALSE };
         g_array_append_val (jobs, job);
       }
       res.planned += movable;
@@ -484,6 +488,9 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
       s->stats.demoted += st->moved;
     if (job->exchange && job->promote)
       s->stats.exchanged += st->moved;
+    if (job->by_credit)
+      s->pool_credit = job->promote ? s->pool_credit - MIN (s->pool_credit, st->moved)
+                                    : s->pool_credit + st->moved;
     /* What it believes stays what is there between measurements: a move
      * is what it moved (a round's measurement can be seconds old). */
     VtTieringStats *b = &s->stats;
@@ -633,9 +640,16 @@ run_next_job (VtTiering *t)
     run_next_job (t); /* its VM was forgotten: its pid is nobody's business now */
     return;
   }
-  s->jobs++;
   guint64 allowed = (guint64) t->byte_tokens;
   guint64 max = job->max_bytes ? MIN (job->max_bytes, allowed) : allowed;
+  if (job->by_credit && job->promote) {
+    if (s->pool_credit < HUGE_PAGE) {
+      run_next_job (t); /* its demotions freed no page of the pool: none to take */
+      return;
+    }
+    max = MIN (max, s->pool_credit);
+  }
+  s->jobs++;
   /* A page asked for counts its page size once (vt-migrate.h): at most
    * the range, or the cap and the huge page it may end inside. */
   guint64 moving = MIN (job->end - job->start, max + HUGE_PAGE);
@@ -859,7 +873,7 @@ take_retries (VtTiering *t, VmRound *v, guint64 room, GArray *promotes)
       /* The whole range again (its moved pages cost a query each), the
        * room only for what was left behind. */
       Job job = { v->in->key, v->in->process, r->start, r->end, r->node, TRUE, FALSE, TRUE, bytes,
-                  pool ? bytes : r->end - r->start, r->tries, r->move };
+                  pool ? bytes : r->end - r->start, r->tries, r->move, FALSE };
       g_array_append_val (promotes, job);
       queued += bytes;
       if (pool)
@@ -912,6 +926,7 @@ plan_exchange (VtTiering *t, VmRound *v, guint64 bytes, guint64 budget, GArray *
   v->swap_up = up, v->swap_down = down;
   if (pair == 0)
     return 0;
+  guint first = demotes->len;
   v->swap_down = plan_vm (t, in, v->place, FALSE, DEMOTE_COLD_NOW, pair, v->slow_node, budget,
                           TRUE, demotes);
   guint64 *pool = huge_left (t, in, v->top_node);
@@ -919,6 +934,10 @@ plan_exchange (VtTiering *t, VmRound *v, guint64 bytes, guint64 budget, GArray *
     *pool += v->swap_down.planned;
   v->swap_up = plan_vm (t, in, v->place, TRUE, DEMOTE_COLD, MIN (pair, v->swap_down.planned),
                         v->top_node, budget, TRUE, pool ? demotes : promotes);
+  /* The plan credits the pool with what the demotions are to free; the
+   * moves then take only what they did free (a demotion may fail). */
+  for (guint j = first; pool && j < demotes->len; j++)
+    g_array_index (demotes, Job, j).by_credit = TRUE;
   return v->swap_up.planned;
 }
 
@@ -1252,6 +1271,11 @@ on_round (gpointer data)
     return G_SOURCE_CONTINUE;
 
   round_plan (t, tiers, inputs);
+  GHashTableIter it;
+  gpointer vs;
+  g_hash_table_iter_init (&it, t->vms);
+  while (g_hash_table_iter_next (&it, NULL, &vs))
+    ((VmState *) vs)->pool_credit = 0; /* a round's demotions free for its own promotions */
   if (t->planned)
     t->planned (t->planned_data);
   t->next_job = 0;
