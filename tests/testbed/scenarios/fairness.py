@@ -16,10 +16,8 @@ with open("/proc/sys/kernel/numa_balancing", "w") as f:
 
 # ~820 MiB of DRAM for two hot sets of 460 MiB: contended at 1:1 and 3:1.
 testbed.hold_dram(820)
-vms = []
-for n in ("a", "b"):  # one at a time: two L2 kernels booting at once often kill nested TCG
-    vms.append(testbed.Guest.start(n, size=500, hot=460, verify=60))
-    vms[-1].wait_ready()
+vms = [testbed.Guest.start(n, size=500, hot=460, verify=60) for n in ("a", "b")]
+testbed.wait_all_ready(vms)
 
 vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n").start()
 
