@@ -718,9 +718,23 @@ vt_damon_parse_trace_line (const char *line, GPid *kdamond_tid, guint *target_id
       !take_literal (&p, ": ") || !take_number (&p, G_MAXUINT, &accesses) ||
       !take_literal (&p, " ") || !take_number (&p, G_MAXUINT, &age))
     return FALSE;
-  while (g_ascii_isspace (*p))
-    p++;
-  if (*p != '\0' || nr == 0 || start >= end)
+  /* Numbers a later kernel (or a tree carrying DAMON patches) prints after
+   * the age (seen: sampling_addr, region_id, last_aggregation) are passed
+   * over: strict, vtierd would read no heat at all there, and say nothing. */
+  for (;;) {
+    while (g_ascii_isspace (*p))
+      p++;
+    if (*p == '\0')
+      break;
+    p += *p == '-';
+    if (!g_ascii_isdigit (*p))
+      return FALSE;
+    while (g_ascii_isdigit (*p))
+      p++;
+    if (*p != '\0' && !g_ascii_isspace (*p))
+      return FALSE;
+  }
+  if (nr == 0 || start >= end)
     return FALSE;
 
   *kdamond_tid = tid;

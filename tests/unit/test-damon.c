@@ -367,6 +367,14 @@ test_parse_trace_line (void)
   g_assert_false (vt_damon_parse_trace_line (lines[g_strv_length (lines) - 1], &tid,
                                              &target_id, &nr, &r));
 
+  /* Fields after the age (a tree with more in the tracepoint) are passed
+   * over; a number run into the age is not a separate field. */
+  g_autofree char *longer = g_strconcat (lines[145], " 93856872300000 17 -1", NULL);
+  g_assert_true (vt_damon_parse_trace_line (longer, &tid, &target_id, &nr, &r));
+  assert_region (&r, 93856872296448, 93856872316928, 0, 16);
+  g_autofree char *run_on = g_strconcat (lines[145], "x", NULL);
+  g_assert_false (vt_damon_parse_trace_line (run_on, &tid, &target_id, &nr, &r));
+
   /* The tid is after the task field's last '-', whatever the comm. */
   g_assert_true (vt_damon_parse_trace_line (
     "  my-kdamond 2-4242  [003] d..1. 5.000001: damon_aggregated: target_id=1 nr_regions=3 "
