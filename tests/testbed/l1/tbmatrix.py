@@ -225,9 +225,6 @@ def run_case(case, title=None, kill_mid_migration=False):
         return mib
 
     def start(name, idle):
-        return ready(launch(name, idle))
-
-    def launch(name, idle):
         cls = testbed.LibvirtGuest if libvirt else testbed.Guest
         kw = {}
         if idle and case["numatune"] != "none":
@@ -240,10 +237,7 @@ def run_case(case, title=None, kill_mid_migration=False):
                 kw["cpuset_mems"] = "0-1"
         size, hot = (IDLE_SIZE[case["vms"]], IDLE_HOT) if idle else (BUSY_SIZE, hot_mib)
         extra = {} if idle else {"layout": case["layout"]}
-        return cls.start(name, size=size, hot=hot, verify=VERIFY_S, extra=extra, **kw)
-
-    def ready(g):
-        name = g.name
+        g = cls.start(name, size=size, hot=hot, verify=VERIFY_S, extra=extra, **kw)
         try:
             g.wait_ready()
         except TimeoutError:
@@ -258,20 +252,15 @@ def run_case(case, title=None, kill_mid_migration=False):
         free0(f"after {name} booted")
         return g
 
-    def start_busy():
-        """The busy VMs boot together (testbed.wait_all_ready): none of
-        them is placed by another's boot, only by the DRAM held."""
-        return [ready(g) for g in [launch(n, False) for n in busy_names]]
-
     result["node0_free_at_start_mib"] = free0("at start")
     busy_names = [f"busy{k + 1}" for k in range(n_busy)]
     if case["hot"] == "slow":
         testbed.hold_dram(IDLE_DRAM[case["vms"]])
         idle = start("idle", True)
-        busy = start_busy()
+        busy = [start(n, False) for n in busy_names]
     else:
         testbed.hold_dram(n_busy * BUSY_DRAM_EACH + IDLE_DRAM[case["vms"]])
-        busy = start_busy()
+        busy = [start(n, False) for n in busy_names]
         testbed.hold_dram(IDLE_DRAM[case["vms"]])
         idle = start("idle", True)
         full = free0("with DRAM full")

@@ -614,13 +614,6 @@ class Guest:
             wait_for(f"guest {self.name} to exit", lambda: not self.alive(), 30, 0.2)
 
 
-def wait_all_ready(guests, timeout=600):
-    """Waits for guests started together (start, start, then this): their
-    boots overlap, on L1's two vCPUs. Measured: two 478 MiB guests ready
-    in 35.8 s together, 36.2 s for one alone (SeaBIOS or qboot alike)."""
-    return [g.wait_ready(timeout) for g in guests]
-
-
 def verify_all(guests, timeout=300):
     """A checksum pass over every page of each guest, all begun now: one
     (passes, total_errors, corrupt lines) per guest."""

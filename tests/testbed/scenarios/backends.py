@@ -48,15 +48,16 @@ if "hugetlb" in BACKENDS:
           f"set-up: the nodes' 2 MiB pools hold the hugetlb guest and room for its hot set "
           f"(node1 {got1}/{need}, node0 {got0})")
 
-guests = [testbed.Guest.start(b, size=SIZE, hot=HOT, membind=1,
-                              backend="file" if b == "shared" else b, verify=30)
-          for b in BACKENDS]
-testbed.wait_all_ready(guests)
-mapper = None
-if "shared" in BACKENDS:
-    # The second mapper: maps the guest's RAM file and reads a byte of
-    # every page, so that each is mapped by two processes, then holds it.
-    mapper = subprocess.Popen(["python3", "-c", """
+guests, mapper = [], None
+for b in BACKENDS:
+    g = testbed.Guest.start(b, size=SIZE, hot=HOT, membind=1,
+                            backend="file" if b == "shared" else b, verify=30)
+    g.wait_ready()
+    guests.append(g)
+    if b == "shared":
+        # The second mapper: maps the guest's RAM file and reads a byte of
+        # every page, so that each is mapped by two processes, then holds it.
+        mapper = subprocess.Popen(["python3", "-c", """
 import mmap, os, sys, time
 f = os.open(sys.argv[1], os.O_RDONLY)
 m = mmap.mmap(f, os.fstat(f).st_size, mmap.MAP_SHARED, mmap.PROT_READ)
@@ -64,7 +65,7 @@ s = sum(m[i] for i in range(0, len(m), 4096))
 print("mapped", len(m) >> 20, "MiB", flush=True)
 time.sleep(1e9)
 """, "/dev/shm/shared.ram"], stdout=subprocess.PIPE, text=True)
-    print(f"second mapper of shared's RAM: {mapper.stdout.readline().strip()}", flush=True)
+        print(f"second mapper of shared's RAM: {mapper.stdout.readline().strip()}", flush=True)
 for g in guests:
     f = fraction_on(g.placement("hot"), 1)
     check(f >= 0.9, f"set-up: {g.name}'s hot set is on node1 ({f:.1%})")
