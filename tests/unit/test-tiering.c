@@ -1157,59 +1157,65 @@ test_hugetlb_moves_into_the_pool (void)
 }
 
 /* A VM on hugetlbfs whose own cold pages fill the top node's pool, its hot
- * set on the slow node: nothing is free to promote into, and only the
- * exchange within the VM can help, its cold pages going down first and
- * giving their huge pages back to node0's pool. Before, it waited
- * (no-huge-pages) for good: the promotions were capped by the empty pool
- * and queued ahead of the demotions. */
-static void
-test_hugetlb_exchange_through_a_full_pool (void)
+ * set on the slow node, after 40 rounds; `cold_busy`: its cold pages are
+ * busy (EBUSY) whenever asked to move. */
+static VtTiering *
+run_hugetlb_exchange (World *w, gboolean cold_busy)
 {
   for (int p = 0; p < PAGES; p++)
     placement[0][p] = p < 1024 ? 1 : 0;
   huge_pool[0] = (PAGES - 1024) / 512; /* all in use by its cold pages */
   huge_pool[1] = 1024 / 512 + 4;
+  if (cold_busy)
+    busy_vm = 0, busy_first = 1024, busy_n = PAGES - 1024, busy_calls = 1000;
   make_host ();
-  World w;
-  world_init (&w, 1, 1);
-  w.huge_page_size[0] = 2 * MiB;
-  w.extra_demand[0] = (PAGES - 1024) * PAGE; /* its share is all of it: nothing above it */
-  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  world_init (w, 1, 1);
+  w->huge_page_size[0] = 2 * MiB;
+  w->extra_demand[0] = (PAGES - 1024) * PAGE; /* its share is all of it: nothing above it */
+  VtTiering *t = vt_tiering_new (&config, inputs, w);
   run_rounds (t, 40);
-  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
-  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
-  g_assert_cmpuint (st->exchanged, >=, 1024 * PAGE);
-  g_assert_cmpuint (st->no_memory, ==, 0); /* never asked a full pool for a page */
+  return t;
+}
+
+static void
+end_hugetlb_exchange (void)
+{
+  busy_vm = -1;
   huge_pool[0] = huge_pool[1] = -1;
   drop_host ();
 }
 
-/* The same VM, its cold pages busy (EBUSY) whenever asked to go down:
- * the exchange's demotions free no page of node0's pool, so its
- * promotions queued behind them take none either. Before, the plan's
- * credit let them ask the full pool, and each came back ENOMEM. */
+/* Nothing is free to promote into, and only the exchange within the VM
+ * can help, its cold pages going down first and giving their huge pages
+ * back to node0's pool. Before, it waited (no-huge-pages) for good: the
+ * promotions were capped by the empty pool and queued ahead of the
+ * demotions. */
+static void
+test_hugetlb_exchange_through_a_full_pool (void)
+{
+  World w;
+  g_autoptr (VtTiering) t = run_hugetlb_exchange (&w, FALSE);
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (st->exchanged, >=, 1024 * PAGE);
+  g_assert_cmpuint (st->no_memory, ==, 0); /* never asked a full pool for a page */
+  end_hugetlb_exchange ();
+}
+
+/* Its cold pages busy: the exchange's demotions free no page of node0's
+ * pool, so its promotions queued behind them take none either. Before,
+ * the plan's credit let them ask the full pool, and each came back
+ * ENOMEM. */
 static void
 test_hugetlb_exchange_takes_what_demotions_freed (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = p < 1024 ? 1 : 0;
-  huge_pool[0] = (PAGES - 1024) / 512;
-  huge_pool[1] = 1024 / 512 + 4;
-  busy_vm = 0, busy_first = 1024, busy_n = PAGES - 1024, busy_calls = 1000;
-  make_host ();
   World w;
-  world_init (&w, 1, 1);
-  w.huge_page_size[0] = 2 * MiB;
-  w.extra_demand[0] = (PAGES - 1024) * PAGE;
-  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
-  run_rounds (t, 40);
+  g_autoptr (VtTiering) t = run_hugetlb_exchange (&w, TRUE);
   g_assert_cmpint (busy_calls, <, 1000); /* the demotions were asked */
   const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
   g_assert_cmpuint (st->no_memory, ==, 0);
   g_assert_cmpuint (count (0, 0, 1024, 0), ==, 0);
-  busy_vm = -1;
-  huge_pool[0] = huge_pool[1] = -1;
-  drop_host ();
+  end_hugetlb_exchange ();
 }
 
 /* A VM with a VFIO device (the manager passes it as mode off, pinned_by
