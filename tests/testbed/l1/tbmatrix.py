@@ -172,20 +172,6 @@ def _mib(b):
     return round(b / 2**20, 1)
 
 
-def low_watermark_mib(node):
-    """The sum of the node's zones' low watermarks (/proc/zoneinfo): below it
-    the kernel allocates elsewhere and wakes kswapd, so what is free above it
-    is what DRAM can still take without anything leaving."""
-    low, in_node = 0, False
-    with open("/proc/zoneinfo") as f:
-        for line in f:
-            if line.startswith("Node "):
-                in_node = line.split(",")[0] == f"Node {node}"
-            elif in_node and line.split()[:1] == ["low"]:
-                low += int(line.split()[1])
-    return low * 4096 // 2**20
-
-
 def run_case(case, title=None, kill_mid_migration=False):
     """Runs one case in L1; exits through testbed.finish(). kill_mid_migration:
     at the end, the first busy VM is sent down whole (slow-only) and its QEMU
@@ -297,7 +283,7 @@ def run_case(case, title=None, kill_mid_migration=False):
               f"its cold pages {s['cold_on_node0']:.1%} on node0", flush=True)
     idle_ram = idle.placement_ram()
     idle_dram = idle_ram["nodes"].get("0", 0) * 4096
-    free_now, low = testbed.node_free_mib(0), low_watermark_mib(0)
+    free_now, low = testbed.node_free_mib(0), testbed.watermark_mib(0, "low")
     hot_total = n_busy * hot_mib
     # The hot sets at the host's page size: a hot set scattered in 4 KiB
     # pieces over memory QEMU maps with 2 MiB pages takes every 2 MiB page it

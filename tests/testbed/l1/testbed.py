@@ -241,11 +241,29 @@ def node_free_mib(node):
     raise RuntimeError(f"node{node} has no MemFree")
 
 
+def watermark_mib(node, *names):
+    """The sum over the node's zones of the named /proc/zoneinfo lines
+    ("min", "low", "high", "boost"), in MiB."""
+    pages, in_node = 0, False
+    with open("/proc/zoneinfo") as f:
+        for line in f:
+            if line.startswith("Node "):
+                in_node = line.split(",")[0] == f"Node {node}"
+            elif in_node and line.split()[:1] and line.split()[0] in names:
+                pages += int(line.split()[1])
+    return pages * 4096 // 2**20
+
+
 def hold_dram(leave_mib):
     """Makes the DRAM node smaller, as other host processes would: a process
     bound to node0 holds (mlocked) all of node0's free memory but
     `leave_mib`. Cheaper than filling it with guests, whose first touch of
-    every page is slow under nested emulation. Returns the MiB held."""
+    every page is slow under nested emulation. Returns the MiB held.
+    Never below node0's high watermark and boost: a bound, locked
+    allocation cannot go under the min one and calls the OOM killer, which
+    took a guest's QEMU (the matrix asked to leave 21 MiB free while node0's
+    min watermark and boost were 25 MiB)."""
+    leave_mib = max(leave_mib, watermark_mib(0, "high", "boost"))
     held = node_free_mib(0) - leave_mib
     if held <= 0:
         return 0
