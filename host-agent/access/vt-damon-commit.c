@@ -1,15 +1,14 @@
-/* DAMON interval commits in a worker thread. See vt-damon-commit.h. */
+/* DAMON commits in a worker thread. See vt-damon-commit.h. */
 
 #include "access/vt-damon-commit.h"
 
 #include "common/vt-sysfs.h"
 #include "common/vt-task.h"
 
-#define INTERVALS "contexts/0/monitoring_attrs/intervals/"
-
 /* What a slot is to get next. */
 typedef struct {
-  guint64 sample_us, aggr_us;
+  GPtrArray *files; /* path, value, path, value... */
+  guint64 generation;
   char *label;
 } Wanted;
 
@@ -27,18 +26,12 @@ static void
 wanted_free (gpointer data)
 {
   Wanted *w = data;
+  g_ptr_array_unref (w->files);
   g_free (w->label);
   g_free (w);
 }
 
-static gboolean
-write_interval (const char *slot_dir, const char *name, guint64 value, GError **error)
-{
-  g_autofree char *path = g_build_filename (slot_dir, INTERVALS, name, NULL);
-  return vt_sysfs_write_u64 (path, value, error);
-}
-
-/* Takes the slot's wanted intervals and writes them, under the lock. FALSE
+/* Takes the slot's wanted content and writes it, under the lock. FALSE
  * with no error: nothing wanted (newer ones went with an earlier commit, or
  * the slot was forgotten). */
 static gboolean
@@ -50,9 +43,13 @@ write_wanted (VtDamonCommits *c, const char *slot_dir, Wanted **taken, GError **
     return FALSE;
   g_free (key);
   Wanted *w = *taken;
-  /* Both files before the commit, which reads them together. */
-  return write_interval (slot_dir, "sample_us", w->sample_us, error) &&
-         write_interval (slot_dir, "aggr_us", w->aggr_us, error);
+  /* Every file before the commit, which reads them together. */
+  for (guint i = 0; i + 1 < w->files->len; i += 2) {
+    g_autofree char *path = g_build_filename (slot_dir, w->files->pdata[i], NULL);
+    if (!vt_sysfs_write (path, w->files->pdata[i + 1], error))
+      return FALSE;
+  }
+  return TRUE;
 }
 
 static void
@@ -69,7 +66,7 @@ run_commit (gpointer data, gpointer user_data)
   g_mutex_unlock (&c->lock);
   if (closing) {
     g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                             "vtierd stops DAMON: no new intervals for %s", slot_dir);
+                             "vtierd stops DAMON: no commit to %s", slot_dir);
     return;
   }
 
@@ -77,16 +74,15 @@ run_commit (gpointer data, gpointer user_data)
   g_autoptr (GError) error = NULL;
   gboolean wrote = write_wanted (c, slot_dir, &w, &error);
   if (!w) {
-    g_task_return_boolean (task, TRUE);
+    g_task_return_int (task, 0);
     return;
   }
   /* Blocks until the kdamond takes it: outside the lock. */
   g_autofree char *state = g_build_filename (slot_dir, "state", NULL);
   if (wrote && vt_sysfs_write (state, "commit", &error)) {
-    g_task_return_boolean (task, TRUE);
+    g_task_return_int (task, (gssize) w->generation);
   } else {
-    g_prefix_error (&error, "%s, new intervals %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " us: ",
-                    w->label, w->sample_us, w->aggr_us);
+    g_prefix_error (&error, "%s, commit: ", w->label);
     g_task_return_error (task, g_steal_pointer (&error));
   }
   wanted_free (w);
@@ -120,16 +116,16 @@ vt_damon_commits_free (VtDamonCommits *c)
 
 void
 vt_damon_commits_request (VtDamonCommits *c, const char *slot_dir, const char *label,
-                          guint64 sample_us, guint64 aggr_us, GCancellable *cancellable,
+                          GPtrArray *files, guint64 generation, GCancellable *cancellable,
                           GAsyncReadyCallback callback, gpointer user_data)
 {
-  g_return_if_fail (c != NULL && slot_dir != NULL && label != NULL);
+  g_return_if_fail (c != NULL && slot_dir != NULL && label != NULL && files != NULL);
   GTask *task = g_task_new (NULL, cancellable, callback, user_data);
   g_task_set_source_tag (task, VT_TASK_TAG (vt_damon_commits_request));
   g_task_set_task_data (task, g_strdup (slot_dir), g_free);
 
   Wanted *w = g_new0 (Wanted, 1);
-  *w = (Wanted) { sample_us, aggr_us, g_strdup (label) };
+  *w = (Wanted) { g_ptr_array_ref (files), generation, g_strdup (label) };
   g_mutex_lock (&c->lock);
   g_hash_table_replace (c->wanted, g_strdup (slot_dir), w);
   g_mutex_unlock (&c->lock);
@@ -137,10 +133,13 @@ vt_damon_commits_request (VtDamonCommits *c, const char *slot_dir, const char *l
 }
 
 gboolean
-vt_damon_commits_finish (GAsyncResult *result, GError **error)
+vt_damon_commits_finish (GAsyncResult *result, guint64 *generation, GError **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
-  return g_task_propagate_boolean (G_TASK (result), error);
+  gssize taken = g_task_propagate_int (G_TASK (result), error);
+  if (generation)
+    *generation = taken > 0 ? (guint64) taken : 0;
+  return taken >= 0;
 }
 
 void

@@ -13,6 +13,7 @@
 
 #include "access/vt-damon-commit.h"
 #include "common/vt-error.h"
+#include "common/vt-process.h"
 #include "common/vt-task.h"
 #include "common/vt-sysfs.h"
 
@@ -22,11 +23,14 @@
 #define SLOTS_FILE "damon-slots"
 #define SLOTS_GROUP "damon"
 
-/* Paths inside a slot (kdamonds/N/): one context, one target. */
+/* Paths inside a slot (kdamonds/N/): one context, a target per VM. */
 #define CTX "contexts/0/"
 #define INTERVALS CTX "monitoring_attrs/intervals/"
 #define NR_REGIONS CTX "monitoring_attrs/nr_regions/"
-#define TARGET CTX "targets/0/"
+/* Where a parked target looks: one page below mmap_min_addr (4096 at the
+ * least), which no process maps. */
+#define PARK_START G_GUINT64_CONSTANT (4096)
+#define PARK_SIZE G_GUINT64_CONSTANT (4096)
 
 /* Longer than any VM lives: vaddr widens the target's regions to the whole
  * process at each update interval, and we want them to stay on guest RAM.
@@ -39,10 +43,29 @@
 /* Bounds one dispatch so a flood of trace text cannot starve the loop. */
 #define MAX_READS_PER_DISPATCH 16
 
+/* A VM in a kdamond's context, at its index there (DAMON's target_id). */
 typedef struct {
-  gboolean assigned;
-  gpointer target_key;
-  GPid kdamond_tid; /* 0 until read from the slot's pid file */
+  gpointer key;          /* NULL: parked (see park_target) */
+  VtProcess process;     /* the QEMU process, pid and start time */
+  GArray *ranges;        /* VtAddrRange, sorted: its guest RAM */
+  guint64 sample_us, aggr_us;      /* the intervals it asks for */
+  guint min_nr_regions, max_nr_regions;
+  guint64 since;         /* the commit that gave it its index */
+} Target;
+
+/* Intervals a requested commit brings. */
+typedef struct {
+  guint64 generation, sample_us, aggr_us;
+} Pending;
+
+typedef struct {
+  GPtrArray *targets;    /* Target; the index is DAMON's target index */
+  gboolean running;      /* turned on by vtierd */
+  GPid kdamond_tid;      /* 0 until read from the slot's pid file */
+  guint64 sample_us, aggr_us; /* the intervals it runs now */
+  guint64 requested;     /* the newest content handed to the commit worker */
+  guint64 committed;     /* the newest content the kernel took */
+  GArray *pending;       /* Pending, oldest first */
 } DamonSlot;
 
 /* The lines of one kdamond's snapshot received so far. */
@@ -61,7 +84,9 @@ struct _VtDamon {
   /* 0 until vt_damon_new() owns the slots. */
   guint n_slots;
   DamonSlot *slots;
-  VtDamonCommits *commits; /* new intervals, committed off the main loop */
+  VtDamonCommits *commits; /* commits to running kdamonds, off the main loop */
+  GCancellable *cancel;    /* cancelled when vtierd stops DAMON */
+  guint64 generation;      /* the last slot content numbered */
 
   gboolean instance_ready;
   gboolean event_enabled;
@@ -228,11 +253,17 @@ save_slot_record (VtDamon *damon, const char *boot_id, GError **error)
   return TRUE;
 }
 
+static void target_free (gpointer data);
+
 static void
 own_slots (VtDamon *damon, guint n_slots)
 {
   damon->n_slots = n_slots;
   damon->slots = g_new0 (DamonSlot, n_slots);
+  for (guint i = 0; i < n_slots; i++) {
+    damon->slots[i].targets = g_ptr_array_new_with_free_func (target_free);
+    damon->slots[i].pending = g_array_new (FALSE, FALSE, sizeof (Pending));
+  }
 }
 
 /* Makes every slot stopped: none is assigned yet, so any running one was
@@ -436,6 +467,7 @@ vt_damon_new (const char *sysfs_root, const char *state_dir, guint n_slots,
   damon->user_data = user_data;
   damon->trace_fd = -1;
   damon->commits = vt_damon_commits_new ();
+  damon->cancel = g_cancellable_new ();
   damon->pending = g_string_new (NULL);
   damon->assemblies = g_hash_table_new_full (NULL, NULL, NULL, assembly_free);
 
@@ -452,14 +484,22 @@ vt_damon_free (VtDamon *damon)
   if (!damon)
     return;
   close_trace (damon);
+  /* Commits that end from now on tell nobody but their waiters. */
+  if (damon->cancel)
+    g_cancellable_cancel (damon->cancel);
   for (guint i = 0; i < damon->n_slots; i++)
-    if (damon->slots[i].assigned)
+    if (damon->slots[i].running)
       turn_off_slot_quietly (damon, i);
   /* After the slots are off: a commit in flight then ends within 100 ms. */
   g_clear_pointer (&damon->commits, vt_damon_commits_free);
   if (damon->n_slots > 0)
     release_slots (damon);
+  for (guint i = 0; i < damon->n_slots; i++) {
+    g_ptr_array_unref (damon->slots[i].targets);
+    g_array_unref (damon->slots[i].pending);
+  }
   g_free (damon->slots);
+  g_clear_object (&damon->cancel);
   g_free (damon->read_buf);
   if (damon->pending)
     g_string_free (damon->pending, TRUE);
@@ -471,31 +511,59 @@ vt_damon_free (VtDamon *damon)
 
 /* ---- targets ------------------------------------------------------------ */
 
-static DamonSlot *
-slot_of_key (VtDamon *damon, gpointer target_key)
+static void
+target_free (gpointer data)
 {
-  for (guint i = 0; i < damon->n_slots; i++)
-    if (damon->slots[i].assigned && damon->slots[i].target_key == target_key)
-      return &damon->slots[i];
-  return NULL;
+  Target *t = data;
+  g_array_unref (t->ranges);
+  g_free (t);
 }
 
 static gboolean
-pick_free_slot (VtDamon *damon, guint *slot, GError **error)
+target_is_live (const Target *t)
 {
-  for (guint i = 0; i < damon->n_slots; i++) {
-    gboolean on;
-    if (damon->slots[i].assigned)
-      continue;
-    if (!slot_is_on (damon, i, &on, error))
-      return FALSE;
-    if (!on) {
-      *slot = i;
-      return TRUE;
+  return t->key != NULL;
+}
+
+static guint
+slot_live_targets (const DamonSlot *slot)
+{
+  guint n = 0;
+  for (guint i = 0; i < slot->targets->len; i++)
+    n += target_is_live (slot->targets->pdata[i]);
+  return n;
+}
+
+static Target *
+target_of_key (VtDamon *damon, gpointer target_key, guint *slot_index)
+{
+  for (guint s = 0; s < damon->n_slots; s++) {
+    GPtrArray *targets = damon->slots[s].targets;
+    for (guint i = 0; targets && i < targets->len; i++) {
+      Target *t = targets->pdata[i];
+      if (t->key == target_key) {
+        if (slot_index)
+          *slot_index = s;
+        return t;
+      }
     }
   }
-  g_set_error (error, VT_ERROR, VT_ERROR_BUSY, "all %u DAMON slots are in use", damon->n_slots);
-  return FALSE;
+  return NULL;
+}
+
+/* A VM that left a running kdamond keeps its index, parked on vtierd's own
+ * process at one page no process maps (below mmap_min_addr): on 6.12,
+ * damon_commit_targets() matches targets by index, and damon_set_regions()
+ * keeps the counts of regions that overlap, so moving the VMs after it one
+ * index down would hand each of them its neighbour's heat. */
+static void
+park_target (Target *t)
+{
+  VtAddrRange park = { PARK_START, PARK_START + PARK_SIZE };
+  t->key = NULL;
+  t->process = (VtProcess) { getpid (), 0 };
+  g_array_set_size (t->ranges, 0);
+  g_array_append_val (t->ranges, park);
 }
 
 static int
@@ -505,30 +573,274 @@ compare_ranges (const void *a, const void *b)
   return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* In the order DAMON needs: each nr_* write recreates the directories
- * below it, so the values inside come after it. */
-static gboolean
-configure_slot (VtDamon *damon, guint slot, GPid pid, const VtAddrRange *ranges,
-                guint n_ranges, const VtRegionAttrs *attrs, GError **error)
+static void
+add_file (GPtrArray *files, char *path, char *value)
 {
-  if (!slot_write_u64 (damon, slot, "contexts/nr_contexts", 1, error) ||
-      !slot_write (damon, slot, CTX "operations", "vaddr", error) ||
-      !slot_write_u64 (damon, slot, INTERVALS "sample_us", attrs->sample_us, error) ||
-      !slot_write_u64 (damon, slot, INTERVALS "aggr_us", attrs->aggr_us, error) ||
-      !slot_write_u64 (damon, slot, INTERVALS "update_us", NO_UPDATE_US, error) ||
-      !slot_write_u64 (damon, slot, NR_REGIONS "min", attrs->min_nr_regions, error) ||
-      !slot_write_u64 (damon, slot, NR_REGIONS "max", attrs->max_nr_regions, error) ||
-      !slot_write_u64 (damon, slot, CTX "targets/nr_targets", 1, error) ||
-      !slot_write_u64 (damon, slot, TARGET "pid_target", (guint64) pid, error) ||
-      !slot_write_u64 (damon, slot, TARGET "regions/nr_regions", n_ranges, error))
-    return FALSE;
-  for (guint i = 0; i < n_ranges; i++) {
-    g_autofree char *start = g_strdup_printf (TARGET "regions/%u/start", i);
-    g_autofree char *end = g_strdup_printf (TARGET "regions/%u/end", i);
-    if (!slot_write_u64 (damon, slot, start, ranges[i].start, error) ||
-        !slot_write_u64 (damon, slot, end, ranges[i].end, error))
-      return FALSE;
+  g_ptr_array_add (files, path);
+  g_ptr_array_add (files, value);
+}
+
+static void
+add_u64 (GPtrArray *files, char *path, guint64 value)
+{
+  add_file (files, path, g_strdup_printf ("%" G_GUINT64_FORMAT, value));
+}
+
+/* What the context of a slot runs: the shortest intervals any of its VMs
+ * asks for (a VM's interval tuner widens them only when it sees too
+ * little; the others' snapshots say which ones ran), and the sum of its
+ * VMs' region bounds (DAMON bounds regions per context). */
+static void
+slot_wanted (const DamonSlot *slot, guint64 *sample_us, guint64 *aggr_us, guint *min_regions,
+             guint *max_regions)
+{
+  *sample_us = *aggr_us = 0;
+  *min_regions = *max_regions = 0;
+  for (guint i = 0; i < slot->targets->len; i++) {
+    const Target *t = slot->targets->pdata[i];
+    if (!target_is_live (t)) {
+      *min_regions += 1;
+      *max_regions += 1;
+      continue;
+    }
+    if (*aggr_us == 0 || t->aggr_us < *aggr_us) {
+      *aggr_us = t->aggr_us;
+      *sample_us = t->sample_us;
+    }
+    *min_regions += t->min_nr_regions;
+    *max_regions += t->max_nr_regions;
   }
+  /* DAMON wants at least 3, and max >= min. */
+  *min_regions = MAX (*min_regions, 3);
+  *max_regions = MAX (*max_regions, *min_regions);
+}
+
+/* The slot's whole context, in the order DAMON needs: each nr_* write
+ * recreates the directories below it, so the values inside come after it.
+ * `whole`: from nr_contexts down (a stopped kdamond); else from the
+ * intervals down (a commit: the context directory stays). */
+static GPtrArray *
+slot_files (const DamonSlot *slot, gboolean whole)
+{
+  GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
+  guint64 sample_us, aggr_us;
+  guint min_regions, max_regions;
+  slot_wanted (slot, &sample_us, &aggr_us, &min_regions, &max_regions);
+
+  if (whole) {
+    add_u64 (files, g_strdup ("contexts/nr_contexts"), 1);
+    add_file (files, g_strdup (CTX "operations"), g_strdup ("vaddr"));
+  }
+  add_u64 (files, g_strdup (INTERVALS "sample_us"), sample_us);
+  add_u64 (files, g_strdup (INTERVALS "aggr_us"), aggr_us);
+  add_u64 (files, g_strdup (INTERVALS "update_us"), NO_UPDATE_US);
+  /* max first: a min above the old max is refused. */
+  add_u64 (files, g_strdup (NR_REGIONS "max"), max_regions);
+  add_u64 (files, g_strdup (NR_REGIONS "min"), min_regions);
+  add_u64 (files, g_strdup (CTX "targets/nr_targets"), slot->targets->len);
+  for (guint i = 0; i < slot->targets->len; i++) {
+    const Target *t = slot->targets->pdata[i];
+    add_u64 (files, g_strdup_printf (CTX "targets/%u/pid_target", i), (guint64) t->process.pid);
+    add_u64 (files, g_strdup_printf (CTX "targets/%u/regions/nr_regions", i), t->ranges->len);
+    for (guint r = 0; r < t->ranges->len; r++) {
+      const VtAddrRange *range = &g_array_index (t->ranges, VtAddrRange, r);
+      add_u64 (files, g_strdup_printf (CTX "targets/%u/regions/%u/start", i, r), range->start);
+      add_u64 (files, g_strdup_printf (CTX "targets/%u/regions/%u/end", i, r), range->end);
+    }
+  }
+  return files;
+}
+
+/* A VM whose process is not the one it was set up with any more is parked
+ * (its pid in a commit would name another process, or none: then the
+ * kernel refuses the whole commit). TRUE when one was. */
+static gboolean
+park_gone_targets (VtDamon *damon, DamonSlot *slot)
+{
+  gboolean parked = FALSE;
+  for (guint i = 0; i < slot->targets->len; i++) {
+    Target *t = slot->targets->pdata[i];
+    g_autoptr (GError) error = NULL;
+    if (!target_is_live (t) || vt_process_check_at (damon->root, &t->process, &error))
+      continue;
+    g_message ("DAMON: no longer monitoring pid %d: %s", (int) t->process.pid, error->message);
+    park_target (t);
+    parked = TRUE;
+  }
+  return parked;
+}
+
+static void
+slot_reset (DamonSlot *slot)
+{
+  g_ptr_array_set_size (slot->targets, 0);
+  slot->running = FALSE;
+  slot->kdamond_tid = 0;
+  slot->committed = slot->requested;
+  g_array_set_size (slot->pending, 0);
+}
+
+/* A stopped slot: its live VMs (gone ones dropped) packed from index 0,
+ * the whole context written, then "on". Synchronous: "on" returns once the
+ * kdamond thread is made. */
+static gboolean
+start_slot (VtDamon *damon, guint index, GError **error)
+{
+  DamonSlot *slot = &damon->slots[index];
+  park_gone_targets (damon, slot);
+  for (guint i = slot->targets->len; i-- > 0;)
+    if (!target_is_live (slot->targets->pdata[i]))
+      g_ptr_array_remove_index (slot->targets, i);
+  if (slot->targets->len == 0)
+    return TRUE;
+
+  g_autoptr (GPtrArray) files = slot_files (slot, TRUE);
+  for (guint i = 0; i + 1 < files->len; i += 2)
+    if (!slot_write (damon, index, files->pdata[i], files->pdata[i + 1], error))
+      return FALSE;
+  if (!slot_write (damon, index, "state", "on", error))
+    return FALSE;
+  slot->running = TRUE;
+  slot->committed = slot->requested = ++damon->generation;
+  guint min_regions, max_regions;
+  slot_wanted (slot, &slot->sample_us, &slot->aggr_us, &min_regions, &max_regions);
+  for (guint i = 0; i < slot->targets->len; i++)
+    ((Target *) slot->targets->pdata[i])->since = slot->committed;
+  slot->kdamond_tid = read_kdamond_tid (damon, index);
+  return TRUE;
+}
+
+typedef struct {
+  VtDamon *damon;
+  guint slot;
+  GTask *waiter; /* a caller's set_intervals, or NULL */
+} CommitData;
+
+static void on_commit_done (GObject *source, GAsyncResult *result, gpointer data);
+
+/* Hands the slot's context as it is now to the commit worker. */
+static void
+request_commit (VtDamon *damon, guint index, GTask *waiter)
+{
+  DamonSlot *slot = &damon->slots[index];
+  /* A pid that names another process now is not handed to the kernel. */
+  park_gone_targets (damon, slot);
+  g_autoptr (GPtrArray) files = slot_files (slot, FALSE);
+  g_autofree char *dir = slot_path (damon, index, NULL);
+  Pending pending = { .generation = ++damon->generation };
+  guint min_regions, max_regions;
+  slot_wanted (slot, &pending.sample_us, &pending.aggr_us, &min_regions, &max_regions);
+  g_autofree char *label = g_strdup_printf ("DAMON slot %u (intervals %" G_GUINT64_FORMAT "/%"
+                                            G_GUINT64_FORMAT " us, %u VMs)", index,
+                                            pending.sample_us, pending.aggr_us,
+                                            slot_live_targets (slot));
+  g_array_append_val (slot->pending, pending);
+  slot->requested = pending.generation;
+
+  CommitData *data = g_new0 (CommitData, 1);
+  *data = (CommitData) { damon, index, waiter };
+  vt_damon_commits_request (damon->commits, dir, label, files, pending.generation, damon->cancel,
+                            on_commit_done, data);
+}
+
+static void
+finish_waiter (GTask *waiter, GError *error)
+{
+  if (!waiter)
+    return;
+  if (error)
+    g_task_return_error (waiter, error);
+  else
+    g_task_return_boolean (waiter, TRUE);
+  g_object_unref (waiter);
+}
+
+/* The kernel took the slot's context of `generation`: its intervals are
+ * the ones snapshots come at from now on, and VMs that joined with it
+ * count (after a last look at their processes: the pid was written a
+ * while ago). */
+static void
+commit_taken (VtDamon *damon, DamonSlot *slot, guint64 generation)
+{
+  if (generation <= slot->committed)
+    return;
+  slot->committed = generation;
+  guint drop = 0;
+  for (guint i = 0; i < slot->pending->len; i++) {
+    Pending *p = &g_array_index (slot->pending, Pending, i);
+    if (p->generation > generation)
+      break;
+    slot->sample_us = p->sample_us;
+    slot->aggr_us = p->aggr_us;
+    drop = i + 1;
+  }
+  g_array_remove_range (slot->pending, 0, drop);
+  park_gone_targets (damon, slot);
+}
+
+static void
+on_commit_done (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autofree CommitData *data = user_data;
+  g_autoptr (GError) error = NULL;
+  guint64 generation;
+  gboolean ok = vt_damon_commits_finish (result, &generation, &error);
+
+  /* vtierd stops DAMON: data->damon is gone, only the waiter is told. */
+  if (!ok && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+    finish_waiter (data->waiter, g_steal_pointer (&error));
+    return;
+  }
+  VtDamon *damon = data->damon;
+  DamonSlot *slot = &damon->slots[data->slot];
+  if (ok) {
+    commit_taken (damon, slot, generation);
+  } else if (slot->running) {
+    /* A VM's process that exited since the request makes the kernel refuse
+     * the whole commit (its pid names no process): once it is parked, the
+     * others' context goes again. */
+    if (park_gone_targets (damon, slot)) {
+      g_debug ("%s; again without the VMs that are gone", error->message);
+      request_commit (damon, data->slot, data->waiter);
+      return;
+    }
+    /* A caller's new intervals: the caller says it. */
+    if (!data->waiter)
+      g_warning ("%s", error->message);
+  }
+  finish_waiter (data->waiter, g_steal_pointer (&error));
+}
+
+/* The slot for a new VM: the one with the fewest VMs, a stopped one (a
+ * kdamond of its own) first. A stopped slot someone else turned on is not
+ * free. */
+static gboolean
+pick_slot (VtDamon *damon, guint *index, GError **error)
+{
+  guint best = G_MAXUINT, best_load = G_MAXUINT;
+  for (guint i = 0; i < damon->n_slots; i++) {
+    DamonSlot *slot = &damon->slots[i];
+    guint load = slot_live_targets (slot);
+    gboolean on;
+    if (!slot->running || load == 0) {
+      if (!slot_is_on (damon, i, &on, error))
+        return FALSE;
+      if (on && !slot->running)
+        continue;
+      if (!on)
+        slot_reset (slot); /* its kdamond ended: every process of it exited */
+      load = 0;
+    }
+    if (load < best_load || (load == best_load && !slot->running && damon->slots[best].running)) {
+      best = i;
+      best_load = load;
+    }
+  }
+  if (best == G_MAXUINT) {
+    g_set_error (error, VT_ERROR, VT_ERROR_BUSY, "all %u DAMON slots are in use", damon->n_slots);
+    return FALSE;
+  }
+  *index = best;
   return TRUE;
 }
 
@@ -537,6 +849,7 @@ vt_damon_add_target (VtDamon *damon, gpointer target_key, GPid pid, const VtAddr
                      guint n_ranges, const VtRegionAttrs *attrs, GError **error)
 {
   g_return_val_if_fail (damon != NULL, FALSE);
+  g_return_val_if_fail (target_key != NULL, FALSE);
   g_return_val_if_fail (ranges != NULL || n_ranges == 0, FALSE);
   g_return_val_if_fail (attrs != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
@@ -546,30 +859,57 @@ vt_damon_add_target (VtDamon *damon, gpointer target_key, GPid pid, const VtAddr
                  "DAMON target pid %d with %u ranges: nothing to monitor", pid, n_ranges);
     return FALSE;
   }
-  if (slot_of_key (damon, target_key)) {
+  if (target_of_key (damon, target_key, NULL)) {
     g_set_error (error, VT_ERROR, VT_ERROR_INVALID, "DAMON already monitors target %p",
                  target_key);
     return FALSE;
   }
-  guint slot;
-  if (!pick_free_slot (damon, &slot, error))
+  VtProcess process;
+  if (!vt_process_identify_at (damon->root, pid, &process, error))
     return FALSE;
+  guint index;
+  if (!pick_slot (damon, &index, error))
+    return FALSE;
+  DamonSlot *slot = &damon->slots[index];
 
+  Target *t = g_new0 (Target, 1);
+  t->key = target_key;
+  t->process = process;
+  t->ranges = g_array_sized_new (FALSE, FALSE, sizeof (VtAddrRange), n_ranges);
+  g_array_append_vals (t->ranges, ranges, n_ranges);
   /* DAMON refuses unsorted initial regions. */
-  g_autofree VtAddrRange *sorted = g_memdup2 (ranges, n_ranges * sizeof *ranges);
-  qsort (sorted, n_ranges, sizeof *sorted, compare_ranges);
+  g_array_sort (t->ranges, compare_ranges);
+  t->sample_us = attrs->sample_us;
+  t->aggr_us = attrs->aggr_us;
+  t->min_nr_regions = attrs->min_nr_regions;
+  t->max_nr_regions = attrs->max_nr_regions;
 
-  if (!configure_slot (damon, slot, pid, sorted, n_ranges, attrs, error) ||
-      !slot_write (damon, slot, "state", "on", error)) {
-    turn_off_slot_quietly (damon, slot);
-    g_prefix_error (error, "DAMON slot %u for pid %d: ", slot, pid);
-    return FALSE;
+  if (!slot->running) {
+    g_ptr_array_add (slot->targets, t);
+    if (!start_slot (damon, index, error)) {
+      turn_off_slot_quietly (damon, index);
+      slot_reset (slot);
+      g_prefix_error (error, "DAMON slot %u for pid %d: ", index, pid);
+      return FALSE;
+    }
+    return TRUE;
   }
-  damon->slots[slot] = (DamonSlot) {
-    .assigned = TRUE,
-    .target_key = target_key,
-    .kdamond_tid = read_kdamond_tid (damon, slot),
-  };
+  /* A running kdamond: the VM takes a parked index, or a new one at the
+   * end, and counts once the kernel has taken it (commit_taken). */
+  guint at = slot->targets->len;
+  for (guint i = 0; i < slot->targets->len; i++)
+    if (!target_is_live (slot->targets->pdata[i])) {
+      at = i;
+      break;
+    }
+  if (at < slot->targets->len) {
+    target_free (slot->targets->pdata[at]);
+    slot->targets->pdata[at] = t;
+  } else {
+    g_ptr_array_add (slot->targets, t);
+  }
+  request_commit (damon, index, NULL);
+  t->since = slot->requested;
   return TRUE;
 }
 
@@ -577,14 +917,21 @@ void
 vt_damon_remove_target (VtDamon *damon, gpointer target_key)
 {
   g_return_if_fail (damon != NULL);
-  DamonSlot *slot = slot_of_key (damon, target_key);
-  if (!slot)
+  guint index;
+  Target *t = target_of_key (damon, target_key, &index);
+  if (!t)
     return;
-  guint i = (guint) (slot - damon->slots);
-  g_autofree char *dir = slot_path (damon, i, NULL);
+  DamonSlot *slot = &damon->slots[index];
+  park_target (t);
+  if (slot_live_targets (slot) > 0) {
+    request_commit (damon, index, NULL);
+    return;
+  }
+  /* Its last VM: the kdamond stops (a commit in flight then ends). */
+  g_autofree char *dir = slot_path (damon, index, NULL);
   vt_damon_commits_forget (damon->commits, dir);
-  turn_off_slot_quietly (damon, i);
-  *slot = (DamonSlot) { 0 };
+  turn_off_slot_quietly (damon, index);
+  slot_reset (slot);
 }
 
 void
@@ -593,41 +940,49 @@ vt_damon_set_intervals_async (VtDamon *damon, gpointer target_key, guint64 sampl
                               GAsyncReadyCallback callback, gpointer user_data)
 {
   g_return_if_fail (damon != NULL);
-  DamonSlot *slot = slot_of_key (damon, target_key);
-  if (!slot) {
-    /* With the caller's cancellable, which a report_new_error would not check. */
-    g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
-    g_task_set_source_tag (task, VT_TASK_TAG (vt_damon_set_intervals_async));
+  guint index;
+  Target *t = target_of_key (damon, target_key, &index);
+  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, VT_TASK_TAG (vt_damon_set_intervals_async));
+  if (!t) {
     g_task_return_new_error (task, VT_ERROR, VT_ERROR_INVALID, "DAMON monitors no target %p",
                              target_key);
     return;
   }
-  guint i = (guint) (slot - damon->slots);
-  g_autofree char *dir = slot_path (damon, i, NULL);
-  g_autofree char *label = g_strdup_printf ("DAMON slot %u", i);
+  DamonSlot *slot = &damon->slots[index];
+  guint64 was_sample, was_aggr;
+  guint min_regions, max_regions;
+  slot_wanted (slot, &was_sample, &was_aggr, &min_regions, &max_regions);
+  t->sample_us = sample_us;
+  t->aggr_us = aggr_us;
+  guint64 now_sample, now_aggr;
+  slot_wanted (slot, &now_sample, &now_aggr, &min_regions, &max_regions);
+  if (now_sample == was_sample && now_aggr == was_aggr) {
+    /* Another VM of the kdamond wants shorter ones: nothing to commit. */
+    g_task_return_boolean (task, TRUE);
+    return;
+  }
   /* "commit" hands the running kdamond the directory's values; it keeps its
    * regions, rescaling their counts and ages to the new intervals. */
-  vt_damon_commits_request (damon->commits, dir, label, sample_us, aggr_us, cancellable, callback,
-                            user_data);
+  request_commit (damon, index, g_steal_pointer (&task));
 }
 
 gboolean
 vt_damon_set_intervals_finish (GAsyncResult *result, GError **error)
 {
-  if (g_async_result_is_tagged (result, VT_TASK_TAG (vt_damon_set_intervals_async)))
-    return g_task_propagate_boolean (G_TASK (result), error);
-  return vt_damon_commits_finish (result, error);
+  return g_task_propagate_boolean (G_TASK (result), error);
 }
 
 GPid
 vt_damon_get_kdamond_pid (VtDamon *damon, gpointer target_key)
 {
   g_return_val_if_fail (damon != NULL, 0);
-  DamonSlot *slot = slot_of_key (damon, target_key);
-  if (!slot)
+  guint index;
+  if (!target_of_key (damon, target_key, &index))
     return 0;
+  DamonSlot *slot = &damon->slots[index];
   if (slot->kdamond_tid == 0)
-    slot->kdamond_tid = read_kdamond_tid (damon, (guint) (slot - damon->slots));
+    slot->kdamond_tid = read_kdamond_tid (damon, index);
   return slot->kdamond_tid;
 }
 
@@ -753,7 +1108,7 @@ static DamonSlot *
 slot_of_kdamond_cached (VtDamon *damon, GPid tid)
 {
   for (guint i = 0; i < damon->n_slots; i++)
-    if (damon->slots[i].assigned && damon->slots[i].kdamond_tid == tid)
+    if (damon->slots[i].running && damon->slots[i].kdamond_tid == tid)
       return &damon->slots[i];
   return NULL;
 }
@@ -768,19 +1123,42 @@ slot_of_kdamond (VtDamon *damon, GPid tid)
   if (slot)
     return slot;
   for (guint i = 0; i < damon->n_slots; i++)
-    if (damon->slots[i].assigned)
+    if (damon->slots[i].running)
       damon->slots[i].kdamond_tid = read_kdamond_tid (damon, i);
   return slot_of_kdamond_cached (damon, tid);
 }
 
+/* Whether every region (sorted) lies in one of the ranges (sorted). */
+static gboolean
+regions_within (const GArray *regions, const GArray *ranges)
+{
+  guint r = 0;
+  for (guint i = 0; i < regions->len; i++) {
+    const VtRegion *region = &g_array_index (regions, VtRegion, i);
+    while (r < ranges->len && g_array_index (ranges, VtAddrRange, r).end <= region->start)
+      r++;
+    if (r == ranges->len || region->start < g_array_index (ranges, VtAddrRange, r).start ||
+        region->end > g_array_index (ranges, VtAddrRange, r).end)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* A snapshot counts for the VM at its index once the kernel has taken the
+ * commit that put the VM there, and only if it lies in the VM's guest RAM:
+ * lines the kernel printed before that commit may still be in the pipe,
+ * about whoever held the index before. */
 static void
-deliver_snapshot (VtDamon *damon, GPid tid, GArray *regions)
+deliver_snapshot (VtDamon *damon, GPid tid, guint target_id, GArray *regions)
 {
   DamonSlot *slot = slot_of_kdamond (damon, tid);
-  if (!slot)
+  if (!slot || target_id >= slot->targets->len)
     return;
-  damon->func (slot->target_key, (const VtRegion *) regions->data, regions->len,
-               damon->user_data);
+  Target *t = slot->targets->pdata[target_id];
+  if (!target_is_live (t) || slot->committed < t->since || !regions_within (regions, t->ranges))
+    return;
+  damon->func (t->key, (const VtRegion *) regions->data, regions->len, slot->sample_us,
+               slot->aggr_us, damon->user_data);
 }
 
 /* A kdamond prints a snapshot as nr_regions lines in address order; the
@@ -814,7 +1192,7 @@ add_region_line (VtDamon *damon, GPid tid, guint target_id, guint nr_regions,
   /* Taken out first: the callback may add or remove targets. */
   g_autoptr (GArray) snapshot = g_steal_pointer (&assembly->regions);
   assembly->regions = new_region_array (snapshot->len);
-  deliver_snapshot (damon, tid, snapshot);
+  deliver_snapshot (damon, tid, assembly->target_id, snapshot);
 }
 
 static void

@@ -1,9 +1,17 @@
-/* Kernel DAMON as vtierd's primary access source: one kdamond per VM, with
- * operations "vaddr" on the QEMU process, limited to the guest-RAM ranges
- * (given as the target's initial regions, with an update interval so long
- * that DAMON never widens them to the whole process). This is how KVM's
+/* Kernel DAMON as vtierd's primary access source: a bounded number of
+ * kdamonds (slots), each with one context of operations "vaddr" and one
+ * target per VM, its QEMU process, limited to the guest-RAM ranges (given
+ * as the target's initial regions, with an update interval so long that
+ * DAMON never widens them to the whole process). This is how KVM's
  * nested-paging accessed bits reach the host: vaddr's access checks go
  * through the MMU notifiers into KVM.
+ *
+ * A new VM goes to the slot with the fewest VMs, a stopped one first: up
+ * to n_slots VMs each have a kdamond of their own, and beyond that they
+ * share (a kdamond per VM does not scale to a host of 50 VMs). Joining or
+ * leaving a running kdamond is a commit (vt-damon-commit.h). A context
+ * runs the shortest intervals any of its VMs asks for; each snapshot says
+ * which intervals it was taken at.
  *
  * Coexistence with other DAMON users of the host: DAMON's sysfs recreates
  * every kdamond directory when nr_kdamonds is written (EBUSY while any runs),
@@ -27,28 +35,35 @@ G_BEGIN_DECLS
 
 typedef struct _VtDamon VtDamon;
 
-/* Called once per finished aggregation of a target. */
+/* Called once per finished aggregation of a target, with the intervals
+ * its kdamond ran at (those of another VM of the same kdamond, when they
+ * are shorter than the target's own). */
 typedef void (*VtDamonSnapshotFunc) (gpointer target_key, const VtRegion *regions, guint n,
-                                     gpointer user_data);
+                                     guint64 sample_us, guint64 aggr_us, gpointer user_data);
 
 /* sysfs_root: "/" on a host (paths under it: sys/kernel/mm/damon/admin,
- * sys/kernel/tracing); n_slots: kdamonds to create when DAMON is free. */
+ * sys/kernel/tracing, proc); n_slots: kdamonds to create when DAMON is
+ * free. */
 VtDamon *vt_damon_new (const char *sysfs_root, const char *state_dir, guint n_slots,
                        VtDamonSnapshotFunc func, gpointer user_data, GError **error);
 /* Stops vtierd's kdamonds and removes its tracefs instance. */
 void vt_damon_free (VtDamon *damon);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtDamon, vt_damon_free)
 
-/* Starts a kdamond on `pid` limited to `ranges`. `target_key` identifies
- * the target in callbacks (e.g. the VM object). */
+/* Monitors `pid` (checked against its start time whenever its kdamond's
+ * context is written) limited to `ranges`: a stopped kdamond starts with
+ * it; on a running one it counts once the commit is taken. `target_key`
+ * identifies the target in callbacks (e.g. the VM object). */
 gboolean vt_damon_add_target (VtDamon *damon, gpointer target_key, GPid pid,
                               const VtAddrRange *ranges, guint n_ranges,
                               const VtRegionAttrs *attrs, GError **error);
-/* Stops it and frees its slot. Unknown keys are ignored. */
+/* Stops monitoring it: its kdamond stops with its last VM. Unknown keys
+ * are ignored. */
 void vt_damon_remove_target (VtDamon *damon, gpointer target_key);
 /* New sampling and aggregation intervals for a running target, committed
- * in a worker thread: the kernel takes them at the kdamond's next
- * aggregation, and the write waits until then (vt-damon-commit.h). */
+ * in a worker thread when they change its kdamond's: the kernel takes them
+ * at the kdamond's next aggregation, and the write waits until then
+ * (vt-damon-commit.h). */
 void vt_damon_set_intervals_async (VtDamon *damon, gpointer target_key, guint64 sample_us,
                                    guint64 aggr_us, GCancellable *cancellable,
                                    GAsyncReadyCallback callback, gpointer user_data);

@@ -30,9 +30,10 @@ parse_start_time (const char *stat, GPid pid, guint64 *start, GError **error)
 }
 
 gboolean
-vt_process_identify (GPid pid, VtProcess *process, GError **error)
+vt_process_identify_at (const char *root, GPid pid, VtProcess *process, GError **error)
 {
-  g_autofree char *path = g_strdup_printf ("proc/%d/stat", (int) pid);
+  g_autofree char *rel = g_strdup_printf ("proc/%d/stat", (int) pid);
+  g_autofree char *path = g_build_filename (root ? root : "", rel, NULL);
   g_autoptr (GError) local = NULL;
   g_autofree char *stat = pid > 0 ? vt_sysfs_read (path, &local) : NULL;
   if (!stat) {
@@ -45,10 +46,16 @@ vt_process_identify (GPid pid, VtProcess *process, GError **error)
 }
 
 gboolean
-vt_process_check (const VtProcess *process, GError **error)
+vt_process_identify (GPid pid, VtProcess *process, GError **error)
+{
+  return vt_process_identify_at (NULL, pid, process, error);
+}
+
+gboolean
+vt_process_check_at (const char *root, const VtProcess *process, GError **error)
 {
   VtProcess now;
-  if (!vt_process_identify (process->pid, &now, error))
+  if (!vt_process_identify_at (root, process->pid, &now, error))
     return FALSE;
   if (now.start_time != process->start_time) {
     g_set_error (error, VT_ERROR, VT_ERROR_GONE,
@@ -58,4 +65,10 @@ vt_process_check (const VtProcess *process, GError **error)
     return FALSE;
   }
   return TRUE;
+}
+
+gboolean
+vt_process_check (const VtProcess *process, GError **error)
+{
+  return vt_process_check_at (NULL, process, error);
 }

@@ -22,3 +22,8 @@ gboolean vt_process_identify (GPid pid, VtProcess *process, GError **error);
 /* Whether `process` still runs under its pid: VT_ERROR_GONE, naming both
  * start times, when the pid now names another process or none. */
 gboolean vt_process_check (const VtProcess *process, GError **error);
+
+/* The same with the paths under `root` (itself under the vt_sysfs root),
+ * for code that keeps its own root, as VtDamon does. */
+gboolean vt_process_identify_at (const char *root, GPid pid, VtProcess *process, GError **error);
+gboolean vt_process_check_at (const char *root, const VtProcess *process, GError **error);

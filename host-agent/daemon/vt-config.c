@@ -21,7 +21,8 @@ vt_config_new_defaults (void)
   c->qmp_dirs = g_strsplit ("/run/vtier/qmp", ";", -1);
   c->qmp_timeout_ms = 10000;
   c->source = g_strdup ("auto");
-  c->damon_slots = 16;
+  /* A kdamond each for up to 4 VMs; beyond that they share (vt-damon.h). */
+  c->damon_slots = 4;
   c->dirty_rate_interval_s = 30;
   c->sample_us = 5000;
   c->aggr_us = 200000;
@@ -107,6 +108,8 @@ static const Option options[] = {
   OPT_RESTART ("discovery", "qmp-dirs", OPT_LIST, qmp_dirs, 0, 0),
   OPT_RESTART ("discovery", "qmp-timeout-ms", OPT_UINT, qmp_timeout_ms, 100, 600000),
   OPT_RESTART ("access", "source", OPT_STRING, source, 0, 0),
+  OPT_RESTART ("access", "kdamonds", OPT_UINT, damon_slots, 1, 256),
+  /* Its name before kdamonds were shared: configurations that set it work. */
   OPT_RESTART ("access", "damon-slots", OPT_UINT, damon_slots, 1, 256),
   OPT_NEW ("access", "dirty-rate-interval", OPT_UINT, dirty_rate_interval_s, 0, 86400),
   OPT_NEW ("regions", "sample-us", OPT_UINT64, sample_us, 100, 10000000),

@@ -74,10 +74,11 @@ tiering_inputs (GArray *inputs, gpointer data)
 }
 
 static void
-on_snapshot (gpointer key, const VtRegion *regions, guint n, gpointer data)
+on_snapshot (gpointer key, const VtRegion *regions, guint n, guint64 sample_us, guint64 aggr_us,
+             gpointer data)
 {
   (void) data;
-  vt_vm_load_snapshot (VT_VM (key), regions, n);
+  vt_vm_load_snapshot (VT_VM (key), regions, n, sample_us, aggr_us);
 }
 
 /* ---- what the registry tells its bus layer ---- */

@@ -79,6 +79,15 @@ heat_row_fill (VtHeatRow *row, const VtRamMap *map, const VtRegion *regions, gui
 
 static gboolean on_sample (gpointer data);
 
+/* The intervals the heat is read at: the held heat's decay and age. */
+static void
+run_at (VtTracker *t, guint64 sample_us, guint64 aggr_us)
+{
+  t->attrs.sample_us = sample_us;
+  t->attrs.aggr_us = aggr_us;
+  vt_heat_hold_set_interval (t->hold, aggr_us, (guint) MAX (1, aggr_us / t->base_aggr_us));
+}
+
 /* The tracker's side of new intervals: the held heat's interval, the own
  * sampler's timer. */
 static void
@@ -87,9 +96,7 @@ use_intervals (VtTracker *t, guint scale)
   guint64 sample_us = t->base_sample_us * scale, aggr_us = t->base_aggr_us * scale;
   g_debug ("tracking %s: intervals %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " us (%ux the "
            "configured)", t->name, sample_us, aggr_us, scale);
-  t->attrs.sample_us = sample_us;
-  t->attrs.aggr_us = aggr_us;
-  vt_heat_hold_set_interval (t->hold, aggr_us, scale);
+  run_at (t, sample_us, aggr_us);
   if (t->sample_timer) {
     g_source_remove (t->sample_timer);
     t->samples = 0;
@@ -270,8 +277,24 @@ vt_tracker_free (VtTracker *t)
 }
 
 void
-vt_tracker_load (VtTracker *t, const VtRegion *regions, guint n)
+vt_tracker_load (VtTracker *t, const VtRegion *regions, guint n, guint64 sample_us,
+                 guint64 aggr_us)
 {
+  g_autofree VtRegion *scaled = NULL;
+  if (sample_us > 0 && aggr_us >= sample_us) {
+    /* A kdamond shared with a VM that asked for shorter intervals ran
+     * those: the held heat follows what ran, and when their ratio is not
+     * this VM's (a VM set up under another configuration), the counts are
+     * brought to this VM's scale of accesses. */
+    if (aggr_us != t->attrs.aggr_us || sample_us != t->attrs.sample_us)
+      run_at (t, sample_us, aggr_us);
+    guint max = vt_region_set_max_accesses (t->regions), ran = (guint) (aggr_us / sample_us);
+    if (ran != max) {
+      scaled = g_memdup2 (regions, n * sizeof *regions);
+      vt_regions_rescale_accesses (scaled, n, ran, max);
+      regions = scaled;
+    }
+  }
   vt_region_set_load (t->regions, regions, n);
   record_aggregation (t);
 }

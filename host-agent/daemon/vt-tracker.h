@@ -32,8 +32,10 @@ VtTracker *vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRam
 void vt_tracker_free (VtTracker *tracker);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtTracker, vt_tracker_free)
 
-/* A finished aggregation from the kernel. */
-void vt_tracker_load (VtTracker *tracker, const VtRegion *regions, guint n);
+/* A finished aggregation from the kernel, taken at these intervals (those
+ * of another VM of the same kdamond, when they were shorter). */
+void vt_tracker_load (VtTracker *tracker, const VtRegion *regions, guint n, guint64 sample_us,
+                      guint64 aggr_us);
 
 /* The regions of the last aggregation, their heat held (vt-heat-hold.h):
  * what vtierd calls hot, tiers and reports. */

@@ -386,10 +386,11 @@ vt_vm_stop (VtVm *vm)
 }
 
 void
-vt_vm_load_snapshot (VtVm *vm, const VtRegion *regions, guint n)
+vt_vm_load_snapshot (VtVm *vm, const VtRegion *regions, guint n, guint64 sample_us,
+                     guint64 aggr_us)
 {
   if (vm->tracker)
-    vt_tracker_load (vm->tracker, regions, n);
+    vt_tracker_load (vm->tracker, regions, n, sample_us, aggr_us);
 }
 
 VtVm *

@@ -55,7 +55,8 @@ const char *vt_vm_get_vfio_device (VtVm *vm);
 VtTracker *vt_vm_get_tracker (VtVm *vm);   /* NULL until set up */
 
 /* The access source's snapshot for this VM (from the manager's callback). */
-void vt_vm_load_snapshot (VtVm *vm, const VtRegion *regions, guint n);
+void vt_vm_load_snapshot (VtVm *vm, const VtRegion *regions, guint n, guint64 sample_us,
+                          guint64 aggr_us);
 
 /* ListVMs' dictionary (see org.vtier.Manager1.xml). */
 GVariant *vt_vm_to_variant (VtVm *vm);

@@ -249,6 +249,15 @@ vt_regions_bytes_at_least (const VtRegion *regions, guint n, guint min_accesses)
   return bytes;
 }
 
+void
+vt_regions_rescale_accesses (VtRegion *regions, guint n, guint from_max, guint to_max)
+{
+  g_return_if_fail (from_max > 0);
+  for (guint i = 0; i < n; i++)
+    regions[i].nr_accesses =
+      (guint) MIN (to_max, ((guint64) regions[i].nr_accesses * to_max + from_max / 2) / from_max);
+}
+
 guint64
 vt_region_set_bytes_at_least (const VtRegionSet *set, guint min_accesses)
 {

@@ -85,3 +85,6 @@ const VtRegion *vt_region_set_regions (const VtRegionSet *set, guint *n);
 guint64 vt_region_set_bytes_at_least (const VtRegionSet *set, guint min_accesses);
 /* The same, of any array of regions. */
 guint64 vt_regions_bytes_at_least (const VtRegion *regions, guint n, guint min_accesses);
+/* Counts taken with up to `from_max` samples per aggregation, brought to a
+ * scale of `to_max` (rounded, never above it), in place. */
+void vt_regions_rescale_accesses (VtRegion *regions, guint n, guint from_max, guint to_max);

@@ -39,9 +39,10 @@ static const VtAddrRange ranges[] = { { 0x7f0000000000, 0x7f0010000000 } };
 static const VtRegionAttrs attrs = { 5000, 200000, 10, 1000 };
 
 static void
-no_snapshots (gpointer key, const VtRegion *r, guint n, gpointer data)
+no_snapshots (gpointer key, const VtRegion *r, guint n, guint64 sample_us, guint64 aggr_us,
+              gpointer data)
 {
-  (void) key, (void) r, (void) n, (void) data;
+  (void) key, (void) r, (void) n, (void) sample_us, (void) aggr_us, (void) data;
   g_assert_not_reached ();
 }
 

@@ -48,7 +48,7 @@ test_values_read (void)
 {
   g_autofree char *path = write_conf (
     "[discovery]\nlibvirt=false\nqmp-dirs=/a;/b\n"
-    "[access]\nsource=soft-dirty\ndirty-rate-interval=0\n"
+    "[access]\nsource=soft-dirty\ndirty-rate-interval=0\nkdamonds=2\n"
     "[regions]\nsample-us=1000\naggr-us=100000\nmin-regions=5\nmax-regions=50\nmax-region-mib=8\n"
     "hot-threshold=25\n");
   g_autoptr (GError) error = NULL;
@@ -61,6 +61,7 @@ test_values_read (void)
   g_assert_cmpstr (c->qmp_dirs[1], ==, "/b");
   g_assert_cmpstr (c->source, ==, "soft-dirty");
   g_assert_cmpuint (c->dirty_rate_interval_s, ==, 0);
+  g_assert_cmpuint (c->damon_slots, ==, 2);
   g_assert_cmpuint (c->sample_us, ==, 1000);
   g_assert_cmpuint (c->max_regions, ==, 50);
   g_assert_cmpuint (c->max_region_bytes, ==, 8 << 20);

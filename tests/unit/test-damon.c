@@ -74,6 +74,9 @@ captured_files (void)
 
 /* ---- the fake host ------------------------------------------------------ */
 
+static const GPid test_pids[] = { 196, 1000, 2000, 3000, 4242, 5353, 6464, 7575 };
+#define PID_START 403450
+
 typedef struct {
   char *root;
   char *state_dir;
@@ -134,6 +137,9 @@ fake_host_new (void)
   vt_test_put_file (host->root, KDAMONDS "/nr_kdamonds", lines[n - 1]);
 
   vt_test_put_file (host->root, "proc/sys/kernel/random/boot_id", BOOT_ID "\n");
+  /* The QEMU processes the tests monitor. */
+  for (gsize i = 0; i < G_N_ELEMENTS (test_pids); i++)
+    vt_test_put_stat (host->root, test_pids[i], PID_START);
   vt_test_put_file (host->root, INSTANCE "/buffer_size_kb", "1408\n");
   vt_test_put_file (host->root, INSTANCE "/buffer_percent", "50\n");
   vt_test_put_file (host->root, INSTANCE "/events/damon/damon_aggregated/enable", "0\n");
@@ -246,6 +252,7 @@ tree_contents (const char *root)
 typedef struct {
   gpointer key;
   GArray *regions;
+  guint64 sample_us, aggr_us;
 } Snapshot;
 
 static void
@@ -257,11 +264,14 @@ snapshot_free (gpointer data)
 }
 
 static void
-record_snapshot (gpointer target_key, const VtRegion *regions, guint n, gpointer user_data)
+record_snapshot (gpointer target_key, const VtRegion *regions, guint n, guint64 sample_us,
+                 guint64 aggr_us, gpointer user_data)
 {
   GPtrArray *snapshots = user_data;
   Snapshot *s = g_new0 (Snapshot, 1);
   s->key = target_key;
+  s->sample_us = sample_us;
+  s->aggr_us = aggr_us;
   s->regions = g_array_sized_new (FALSE, FALSE, sizeof (VtRegion), n);
   g_array_append_vals (s->regions, regions, n);
   g_ptr_array_add (snapshots, s);
@@ -323,6 +333,8 @@ add_target (VtDamon *damon, gpointer key, GPid pid, const VtAddrRange *ranges, g
 }
 
 static const VtAddrRange one_range[] = { { 0x555cc1887000, 0x555cc18ba000 } };
+/* What the made-up trace lines below cover. */
+static const VtAddrRange low_range[] = { { 0x1000, 0x9000 } };
 
 /* ---- tests -------------------------------------------------------------- */
 
@@ -492,12 +504,19 @@ test_feed_trace_cut_at_start (void)
 }
 
 static char *
-trace_line (GPid tid, guint nr_regions, guint64 start, guint64 end, guint nr_accesses)
+target_trace_line (GPid tid, guint target_id, guint nr_regions, guint64 start, guint64 end,
+                   guint nr_accesses)
 {
   return g_strdup_printf ("       kdamond.%d-%d     [001] .....    50.000000: damon_aggregated: "
-                          "target_id=0 nr_regions=%u %" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT
+                          "target_id=%u nr_regions=%u %" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT
                           ": %u 3\n",
-                          tid % 7, tid, nr_regions, start, end, nr_accesses);
+                          tid % 7, tid, target_id, nr_regions, start, end, nr_accesses);
+}
+
+static char *
+trace_line (GPid tid, guint nr_regions, guint64 start, guint64 end, guint nr_accesses)
+{
+  return target_trace_line (tid, 0, nr_regions, start, end, nr_accesses);
 }
 
 static void
@@ -518,8 +537,8 @@ test_interleaved_kdamonds (void)
   int vm_a, vm_b;
   fake_host_add_slot_dirs (host, 2);
   VtDamon *damon = damon_new_on (host, 2, snapshots);
-  add_target (damon, &vm_a, 1000, one_range, 1);
-  add_target (damon, &vm_b, 2000, one_range, 1);
+  add_target (damon, &vm_a, 1000, low_range, 1);
+  add_target (damon, &vm_b, 2000, low_range, 1);
   /* The kernel fills the pid files once the kdamonds run. */
   put_slot_file (host, 0, "pid", "244");
   put_slot_file (host, 1, "pid", "251");
@@ -730,13 +749,7 @@ test_add_target_writes_config (void)
   put_slot_file (host, 0, "pid", "244");
   g_assert_cmpint (vt_damon_get_kdamond_pid (damon, &vm_a), ==, 244);
 
-  /* A slot someone turned on is not free, even if vtierd did not take it. */
-  put_slot_file (host, 1, "state", "on");
-  g_assert_false (vt_damon_add_target (damon, &vm_b, 5353, one_range, 1, &attrs, &error));
-  g_assert_error (error, VT_ERROR, VT_ERROR_BUSY);
-  g_clear_error (&error);
-  put_slot_file (host, 1, "state", "off");
-
+  /* A stopped slot goes before sharing a running kdamond. */
   add_target (damon, &vm_b, 5353, one_range, 1);
   assert_slot_config (host, 1, "5353", one_range, 1);
   assert_slot_file (host, 0, TARGET "pid_target", "4242");
@@ -744,12 +757,12 @@ test_add_target_writes_config (void)
   g_assert_false (vt_damon_add_target (damon, &vm_a, 4242, one_range, 1, &attrs, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
   g_clear_error (&error);
-  g_assert_false (vt_damon_add_target (damon, &vm_c, 6464, one_range, 1, &attrs, &error));
-  g_assert_error (error, VT_ERROR, VT_ERROR_BUSY);
-  g_assert_cmpstr (error->message, ==, "all 2 DAMON slots are in use");
+  /* A process that is gone is not monitored. */
+  g_assert_false (vt_damon_add_target (damon, &vm_c, 8686, one_range, 1, &attrs, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
   g_clear_error (&error);
 
-  /* Removing one frees its slot for the next VM. */
+  /* Removing its only VM stops a kdamond, and the next VM has it to itself. */
   vt_damon_remove_target (damon, &vm_a);
   assert_slot_file (host, 0, "state", "off");
   g_assert_cmpint (vt_damon_get_kdamond_pid (damon, &vm_a), ==, 0);
@@ -778,7 +791,33 @@ test_add_target_writes_config (void)
   assert_slot_file (host, 1, "state", "off");
 }
 
+/* Slots someone else turned on are not vtierd's, even unassigned. */
+static void
+test_add_target_leaves_foreign_slots (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  g_autoptr (GError) error = NULL;
+  int vm;
+  fake_host_add_slot_dirs (host, 2);
+  VtDamon *damon = damon_new_on (host, 2, snapshots);
+  put_slot_file (host, 0, "state", "on");
+  put_slot_file (host, 1, "state", "on");
+
+  g_assert_false (vt_damon_add_target (damon, &vm, 4242, one_range, 1, &attrs, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_BUSY);
+  g_assert_cmpstr (error->message, ==, "all 2 DAMON slots are in use");
+  assert_slot_file (host, 0, TARGET "pid_target", "0");
+  assert_slot_file (host, 1, TARGET "pid_target", "0");
+  put_slot_file (host, 0, "state", "off");
+  put_slot_file (host, 1, "state", "off");
+  damon_free_on_fake_host (damon);
+}
+
 /* ---- new intervals, committed off the main loop --------------------- */
+
+#define SAMPLE_US "contexts/0/monitoring_attrs/intervals/sample_us"
+#define AGGR_US "contexts/0/monitoring_attrs/intervals/aggr_us"
 
 typedef struct {
   guint done;
@@ -793,18 +832,50 @@ commits_clear (Commits *c)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Commits, commits_clear)
 
-/* For vt_damon_set_intervals_async and vt_damon_commits_request alike
- * (the first's finish takes the second's results). */
 static void
-on_committed (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer data)
+count_result (Commits *c, gboolean ok, GError *error)
 {
-  Commits *c = data;
-  g_autoptr (GError) error = NULL;
   c->done++;
-  if (vt_damon_set_intervals_finish (result, &error))
+  if (ok)
     c->ok++;
   else
     g_set_error_literal (&c->error, error->domain, error->code, error->message);
+}
+
+static void
+on_committed (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean ok = vt_damon_set_intervals_finish (result, &error);
+  count_result (data, ok, error);
+}
+
+/* vt_damon_commits_request's own: the generations taken, in order. */
+static guint64 taken[16];
+
+static void
+on_request_done (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  Commits *c = data;
+  guint64 generation = 0;
+  gboolean ok = vt_damon_commits_finish (result, &generation, &error);
+  if (c->done < G_N_ELEMENTS (taken))
+    taken[c->done] = generation;
+  count_result (c, ok, error);
+}
+
+/* A commit of new intervals only, as generation `generation`. */
+static void
+request_intervals (VtDamonCommits *commits, const char *dir, guint64 sample_us, guint64 aggr_us,
+                   guint64 generation, Commits *c)
+{
+  g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (files, g_strdup (SAMPLE_US));
+  g_ptr_array_add (files, g_strdup_printf ("%" G_GUINT64_FORMAT, sample_us));
+  g_ptr_array_add (files, g_strdup (AGGR_US));
+  g_ptr_array_add (files, g_strdup_printf ("%" G_GUINT64_FORMAT, aggr_us));
+  vt_damon_commits_request (commits, dir, "slot", files, generation, NULL, on_request_done, c);
 }
 
 static void
@@ -840,6 +911,14 @@ take_request (const char *state)
   return g_string_free (text, FALSE);
 }
 
+/* As a kdamond a moment later: vt_damon_commits_free has begun by then. */
+static gpointer
+take_request_later (gpointer state)
+{
+  g_usleep (100000);
+  return take_request (state);
+}
+
 /* No writer waits on the state FIFO. */
 static void
 assert_no_request (const char *state)
@@ -864,8 +943,6 @@ wait_for_file (const char *dir, const char *rel, const char *value)
   g_assert_not_reached ();
 }
 
-#define SAMPLE_US "contexts/0/monitoring_attrs/intervals/sample_us"
-#define AGGR_US "contexts/0/monitoring_attrs/intervals/aggr_us"
 
 /* New intervals for a running kdamond: both files, then "commit", which
  * the kernel applies without stopping (its regions kept, rescaled). */
@@ -899,7 +976,7 @@ test_set_intervals_commits (void)
   vt_damon_set_intervals_async (damon, &vm, 40000, 1600000, NULL, on_committed, &c);
   wait_commits (&c, 3);
   g_assert_nonnull (c.error);
-  g_assert_nonnull (strstr (c.error->message, "DAMON slot 0, new intervals 40000/1600000 us"));
+  g_assert_nonnull (strstr (c.error->message, "DAMON slot 0 (intervals 40000/1600000 us, 1 VMs), commit"));
   damon_free_on_fake_host (damon);
 }
 
@@ -961,23 +1038,26 @@ test_commits_forget_and_free (void)
   g_auto (Commits) c = { 0 };
   VtDamonCommits *commits = vt_damon_commits_new ();
 
-  vt_damon_commits_request (commits, a, "slot a", 5000, 200000, NULL, on_committed, &c);
+  request_intervals (commits, a, 5000, 200000, 1, &c);
   wait_for_file (a, AGGR_US, "200000");
-  vt_damon_commits_request (commits, a, "slot a", 10000, 400000, NULL, on_committed, &c);
+  request_intervals (commits, a, 10000, 400000, 2, &c);
   vt_damon_commits_forget (commits, a);
   g_autofree char *first = take_request (state);
   g_assert_cmpstr (first, ==, "commit");
   wait_commits (&c, 2);
   g_assert_cmpuint (c.ok, ==, 2);
+  /* The first took generation 1; the forgotten second took none. */
+  g_assert_cmpuint (taken[0], ==, 1);
+  g_assert_cmpuint (taken[1], ==, 0);
   assert_no_request (state);
   g_autofree char *sample = get_file (a, SAMPLE_US);
   g_assert_cmpstr (sample, ==, "5000");
 
   /* In flight on a, queued on b: free returns once a's kdamond takes it. */
-  vt_damon_commits_request (commits, a, "slot a", 20000, 800000, NULL, on_committed, &c);
+  request_intervals (commits, a, 20000, 800000, 3, &c);
   wait_for_file (a, AGGR_US, "800000");
-  vt_damon_commits_request (commits, b, "slot b", 20000, 800000, NULL, on_committed, &c);
-  GThread *kdamond = g_thread_new ("kdamond", (GThreadFunc) take_request, state);
+  request_intervals (commits, b, 20000, 800000, 4, &c);
+  GThread *kdamond = g_thread_new ("kdamond", take_request_later, state);
   vt_damon_commits_free (commits);
   g_free (g_thread_join (kdamond));
   wait_commits (&c, 4);
@@ -985,6 +1065,153 @@ test_commits_forget_and_free (void)
   g_assert_error (c.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   g_autofree char *b_sample = get_file (b, SAMPLE_US);
   g_assert_cmpstr (b_sample, ==, "0");
+}
+
+/* ---- VMs sharing a kdamond ------------------------------------------- */
+
+static const VtAddrRange range_a[] = { { 0x10000, 0x20000 } };
+static const VtAddrRange range_b[] = { { 0x30000, 0x40000 } };
+static const VtAddrRange range_c[] = { { 0x50000, 0x60000 } };
+
+/* One region of target `target_id` of kdamond 244. */
+static void
+feed_target (VtDamon *damon, guint target_id, const VtAddrRange *range)
+{
+  g_autofree char *line = target_trace_line (244, target_id, 1, range->start, range->end, 2);
+  vt_damon_feed (damon, line);
+}
+
+static guint
+count_key (GPtrArray *snapshots, gpointer key)
+{
+  guint n = 0;
+  for (guint i = 0; i < snapshots->len; i++)
+    n += ((Snapshot *) snapshots->pdata[i])->key == key;
+  return n;
+}
+
+/* Feeds a line of the target until a snapshot of `key` arrives, running
+ * the main loop in between (the commit's end comes through it). */
+static Snapshot *
+feed_until_delivered (VtDamon *damon, GPtrArray *snapshots, gpointer key, guint target_id,
+                      const VtAddrRange *range)
+{
+  guint before = count_key (snapshots, key);
+  for (guint i = 0; i < 2000; i++) {
+    while (g_main_context_iteration (NULL, FALSE))
+      ;
+    feed_target (damon, target_id, range);
+    if (count_key (snapshots, key) > before)
+      return snapshots->pdata[snapshots->len - 1];
+    g_usleep (1000);
+  }
+  g_assert_not_reached ();
+}
+
+/* Three VMs through one kdamond: each keeps its index (DAMON's target_id)
+ * while it runs; one that leaves is parked in place, on vtierd's own pid
+ * at a page nobody maps; a VM counts once the commit that gave it its index
+ * is taken, and only with regions inside its own guest RAM; the context
+ * runs its VMs' shortest intervals, and snapshots say which. */
+static void
+test_shared_kdamond (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  g_auto (Commits) c = { 0 };
+  int vm_a, vm_b, vm_c;
+  fake_host_add_slot_dirs (host, 1);
+  VtDamon *damon = damon_new_on (host, 1, snapshots);
+  g_autofree char *slot = g_build_filename (host->root, KDAMONDS "/0", NULL);
+  g_autofree char *self = g_strdup_printf ("%d", (int) getpid ());
+  /* What DAMON makes on nr_targets=2 (a plain tree cannot). */
+  put_slot_file (host, 0, CTX "targets/1/pid_target", "0");
+  put_slot_file (host, 0, CTX "targets/1/regions/nr_regions", "0");
+  put_slot_file (host, 0, CTX "targets/1/regions/0/start", "0");
+  put_slot_file (host, 0, CTX "targets/1/regions/0/end", "0");
+
+  add_target (damon, &vm_a, 1000, range_a, 1);
+  put_slot_file (host, 0, "pid", "244");
+  feed_target (damon, 0, range_a);
+  g_assert_cmpuint (count_key (snapshots, &vm_a), ==, 1);
+  g_autofree char *state = make_state_fifo (slot);
+
+  /* B joins at index 1: a commit, in flight until the kdamond takes it. */
+  add_target (damon, &vm_b, 2000, range_b, 1);
+  wait_for_file (slot, CTX "targets/1/pid_target", "2000");
+  assert_slot_file (host, 0, CTX "targets/nr_targets", "2");
+  assert_slot_file (host, 0, CTX "targets/0/pid_target", "1000");
+  assert_slot_file (host, 0, CTX "monitoring_attrs/nr_regions/min", "10");
+  assert_slot_file (host, 0, CTX "monitoring_attrs/nr_regions/max", "100");
+  feed_target (damon, 1, range_b);
+  feed_target (damon, 0, range_a);
+  g_assert_cmpuint (count_key (snapshots, &vm_b), ==, 0);
+  g_assert_cmpuint (count_key (snapshots, &vm_a), ==, 2);
+  g_autofree char *join = take_request (state);
+  g_assert_cmpstr (join, ==, "commit");
+  Snapshot *b = feed_until_delivered (damon, snapshots, &vm_b, 1, range_b);
+  g_assert_cmpuint (b->aggr_us, ==, attrs.aggr_us);
+  /* Regions outside B's guest RAM are not B's. */
+  feed_target (damon, 1, range_a);
+  g_assert_cmpuint (count_key (snapshots, &vm_b), ==, 1);
+
+  /* A leaves: parked at index 0, B stays at 1; A gets nothing more. */
+  vt_damon_remove_target (damon, &vm_a);
+  feed_target (damon, 0, range_a);
+  g_assert_cmpuint (count_key (snapshots, &vm_a), ==, 2);
+  g_autofree char *leave = take_request (state); /* every file is written by then */
+  g_assert_cmpstr (leave, ==, "commit");
+  assert_slot_file (host, 0, CTX "targets/0/pid_target", self);
+  assert_slot_file (host, 0, CTX "targets/0/regions/0/start", "4096");
+  assert_slot_file (host, 0, CTX "targets/0/regions/0/end", "8192");
+  assert_slot_file (host, 0, CTX "targets/1/pid_target", "2000");
+
+  /* C takes A's index; A's lines still in the pipe are not C's, nor are
+   * C's own before the kernel has taken it. */
+  add_target (damon, &vm_c, 3000, range_c, 1);
+  wait_for_file (slot, CTX "targets/0/pid_target", "3000");
+  assert_slot_file (host, 0, CTX "targets/nr_targets", "2");
+  feed_target (damon, 0, range_a);
+  feed_target (damon, 0, range_c);
+  g_assert_cmpuint (count_key (snapshots, &vm_c), ==, 0);
+  g_autofree char *take = take_request (state);
+  g_assert_cmpstr (take, ==, "commit");
+  feed_until_delivered (damon, snapshots, &vm_c, 0, range_c);
+
+  /* Longer intervals for C alone change nothing: B still wants the
+   * shortest. Longer ones for B: the context runs C's. */
+  vt_damon_set_intervals_async (damon, &vm_c, 20000, 800000, NULL, on_committed, &c);
+  wait_commits (&c, 1);
+  assert_no_request (state);
+  vt_damon_set_intervals_async (damon, &vm_b, 40000, 1600000, NULL, on_committed, &c);
+  wait_for_file (slot, AGGR_US, "800000");
+  g_autofree char *longer = take_request (state);
+  g_assert_cmpstr (longer, ==, "commit");
+  wait_commits (&c, 2);
+  g_assert_cmpuint (c.ok, ==, 2);
+  b = feed_until_delivered (damon, snapshots, &vm_b, 1, range_b);
+  g_assert_cmpuint (b->sample_us, ==, 20000);
+  g_assert_cmpuint (b->aggr_us, ==, 800000);
+
+  /* C's pid now names another process: the next commit leaves it out. */
+  vt_test_put_stat (host->root, 3000, PID_START + 1);
+  g_test_expect_message ("vtier", G_LOG_LEVEL_MESSAGE, "*no longer monitoring pid 3000*");
+  vt_damon_set_intervals_async (damon, &vm_b, 10000, 400000, NULL, on_committed, &c);
+  /* Parked before the request: the main loop's message comes first. */
+  g_test_assert_expected_messages ();
+  wait_for_file (slot, CTX "targets/0/pid_target", self);
+  assert_slot_file (host, 0, AGGR_US, "400000");
+  g_autofree char *gone = take_request (state);
+  g_assert_cmpstr (gone, ==, "commit");
+  wait_commits (&c, 3);
+  guint c_had = count_key (snapshots, &vm_c);
+  feed_target (damon, 0, range_c);
+  g_assert_cmpuint (count_key (snapshots, &vm_c), ==, c_had);
+  g_assert_cmpint (vt_damon_get_kdamond_pid (damon, &vm_c), ==, 0);
+
+  g_unlink (state);
+  vt_test_put_file (slot, "state", "on\n");
+  damon_free_on_fake_host (damon);
 }
 
 static void
@@ -1073,9 +1300,11 @@ main (int argc, char **argv)
   g_test_add_func ("/damon/new-distrusts-other-boot", test_new_distrusts_other_boot);
   g_test_add_func ("/damon/new-takes-back-own-slots", test_new_takes_back_own_slots);
   g_test_add_func ("/damon/add-target-writes-config", test_add_target_writes_config);
+  g_test_add_func ("/damon/add-target-leaves-foreign-slots", test_add_target_leaves_foreign_slots);
   g_test_add_func ("/damon/set-intervals-commits", test_set_intervals_commits);
   g_test_add_func ("/damon/set-intervals-off-the-loop", test_set_intervals_off_the_loop);
   g_test_add_func ("/damon/commits-forget-and-free", test_commits_forget_and_free);
+  g_test_add_func ("/damon/shared-kdamond", test_shared_kdamond);
   g_test_add_func ("/damon/missing-admin-dir", test_missing_admin_dir);
   g_test_add_func ("/damon/no-vaddr-operations", test_no_vaddr_operations);
   g_test_add_func ("/damon/trace-pipe-on-main-loop", test_trace_pipe_on_main_loop);

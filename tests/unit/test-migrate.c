@@ -44,23 +44,13 @@ rm_tree (const char *path)
 /* The start time fake roots give their process (proc/PID/stat field 22). */
 #define FAKE_START 403450
 
-static void
-put_stat (const char *root, GPid pid, guint64 start)
-{
-  g_autofree char *rel = g_strdup_printf ("proc/%d/stat", (int) pid);
-  g_autofree char *text = g_strdup_printf ("%d (qemu-system-x86) S 1 %d %d 0 -1 4194560 0 0 0 0 "
-                                           "0 0 0 0 20 0 4 0 %" G_GUINT64_FORMAT " 0 0\n",
-                                           (int) pid, (int) pid, (int) pid, start);
-  vt_test_put_file (root, rel, text);
-}
-
 /* A fake root whose proc/PID/status says `mems` (NULL: no such line), its
  * stat FAKE_START. */
 static char *
 fake_root (GPid pid, const char *mems)
 {
   char *root = vt_test_make_tmpdir ("vt-migrate-XXXXXX");
-  put_stat (root, pid, FAKE_START);
+  vt_test_put_stat (root, pid, FAKE_START);
   g_autofree char *rel = g_strdup_printf ("proc/%d/status", (int) pid);
   g_autofree char *line = mems ? g_strdup_printf ("Mems_allowed_list:\t%s\n", mems) : g_strdup ("");
   g_autofree char *text = g_strdup_printf ("Name:\tqemu\nPid:\t%d\n%sVoluntary_ctxt_switches:\t1\n",
@@ -510,7 +500,7 @@ fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, i
   if (fk.cancel_after_move && fk.moves == 1)
     g_cancellable_cancel (fk.cancel_after_move);
   if (fk.reuse_after_move && fk.moves == 1)
-    put_stat (fk.reuse_after_move, FAKE_PID, FAKE_START + 1);
+    vt_test_put_stat (fk.reuse_after_move, FAKE_PID, FAKE_START + 1);
   return 0;
 }
 
@@ -598,7 +588,7 @@ test_fake_reused_pid_moves_nothing (Fixture *fx, gconstpointer data)
 {
   (void) data;
   fake_place (0, FAKE_PAGES, 0);
-  put_stat (fx->root, FAKE_PID, FAKE_START + 1);
+  vt_test_put_stat (fx->root, FAKE_PID, FAKE_START + 1);
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
   g_assert_false (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1, 0,

@@ -1058,6 +1058,25 @@ test_tune_idle_goes_to_bound (void)
   g_assert_cmpuint (vt_interval_tune_scale (odd), ==, 12);
 }
 
+/* A shared kdamond that ran another VM's ratio of intervals: 40 samples
+ * an aggregation brought to a VM that counts 20, and 10 to one of 40. */
+static void
+test_rescale_accesses (void)
+{
+  VtRegion r[] = { { .start = 0, .end = 4096, .nr_accesses = 40 },
+                   { .start = 4096, .end = 8192, .nr_accesses = 3 },
+                   { .start = 8192, .end = 12288, .nr_accesses = 0 } };
+  vt_regions_rescale_accesses (r, 3, 40, 20);
+  g_assert_cmpuint (r[0].nr_accesses, ==, 20);
+  g_assert_cmpuint (r[1].nr_accesses, ==, 2);
+  g_assert_cmpuint (r[2].nr_accesses, ==, 0);
+  r[0].nr_accesses = 10;
+  r[1].nr_accesses = 11; /* above its own maximum: a bad line, capped */
+  vt_regions_rescale_accesses (r, 2, 10, 40);
+  g_assert_cmpuint (r[0].nr_accesses, ==, 40);
+  g_assert_cmpuint (r[1].nr_accesses, ==, 40);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1088,5 +1107,6 @@ main (int argc, char **argv)
   g_test_add_func ("/regions/tune/fast-hot-set-keeps-intervals",
                    test_tune_fast_hot_set_keeps_intervals);
   g_test_add_func ("/regions/tune/idle-goes-to-bound", test_tune_idle_goes_to_bound);
+  g_test_add_func ("/regions/rescale-accesses", test_rescale_accesses);
   return g_test_run ();
 }

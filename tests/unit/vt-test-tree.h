@@ -16,6 +16,17 @@ vt_test_put_file (const char *root, const char *rel, const char *contents)
   g_assert_true (g_file_set_contents (path, contents, -1, NULL));
 }
 
+/* proc/PID/stat of a process started at tick `start` (field 22). */
+static inline void
+vt_test_put_stat (const char *root, GPid pid, guint64 start)
+{
+  g_autofree char *rel = g_strdup_printf ("proc/%d/stat", (int) pid);
+  g_autofree char *text = g_strdup_printf ("%d (qemu-system-x86) S 1 %d %d 0 -1 4194560 0 0 0 0 "
+                                           "0 0 0 0 20 0 4 0 %" G_GUINT64_FORMAT " 0 0\n",
+                                           (int) pid, (int) pid, (int) pid, start);
+  vt_test_put_file (root, rel, text);
+}
+
 /* A file of tests/data (VT_TEST_DATA), whole. */
 static inline char *
 vt_test_read_data (const char *rel)
