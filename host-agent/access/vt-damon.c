@@ -280,6 +280,33 @@ stop_all_slots (VtDamon *damon, GError **error)
   return TRUE;
 }
 
+/* The kernel's own DAMON modules start their context exclusive: while one
+ * runs, no sysfs kdamond starts ("on" fails with EBUSY). Debian's Linux 7.x
+ * boots with DAMON_STAT on (seen on 7.2.13+deb14: enabled Y, its kdamond
+ * running, vtierd's "on" refused until it was N). */
+static const char *const exclusive_modules[] = { "damon_stat", "damon_reclaim",
+                                                  "damon_lru_sort" };
+
+static gboolean
+check_no_exclusive_user (VtDamon *damon, GError **error)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (exclusive_modules); i++) {
+    g_autofree char *rel = g_strdup_printf ("sys/module/%s/parameters/enabled",
+                                            exclusive_modules[i]);
+    g_autofree char *path = g_build_filename (damon->root, rel, NULL);
+    g_autofree char *enabled = vt_sysfs_read (path, NULL);
+    if (enabled && (g_str_equal (enabled, "Y") || g_str_equal (enabled, "1"))) {
+      g_set_error (error, VT_ERROR, VT_ERROR_BUSY,
+                   "the kernel runs %s, an exclusive DAMON context (/%s is %s): no other kdamond "
+                   "can start while it runs; to let vtierd use DAMON, write N there or boot "
+                   "with %s.enabled=N",
+                   exclusive_modules[i], rel, enabled, exclusive_modules[i]);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 /* Writing nr_kdamonds recreates every kdamond directory, so it is written
  * only when there is none, or when they are all ours (recorded this boot). */
 static gboolean
@@ -295,7 +322,8 @@ claim_slots (VtDamon *damon, guint n_slots, GError **error)
                  "kernel DAMON sysfs is not available (CONFIG_DAMON_SYSFS): no %s", admin);
     return FALSE;
   }
-  if (!vt_sysfs_read_u64 (nr_file, &nr_kdamonds, error))
+  if (!check_no_exclusive_user (damon, error) ||
+      !vt_sysfs_read_u64 (nr_file, &nr_kdamonds, error))
     return FALSE;
   g_autofree char *boot_id = vt_sysfs_read (boot_file, error);
   if (!boot_id)

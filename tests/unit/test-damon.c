@@ -1214,6 +1214,33 @@ test_shared_kdamond (void)
   damon_free_on_fake_host (damon);
 }
 
+/* Debian's Linux 7.x boots with DAMON_STAT on, an exclusive context: no
+ * sysfs kdamond starts beside it. vtierd says so, naming the switch, and
+ * writes nothing; with it off, vtierd takes DAMON. */
+static void
+test_exclusive_module_named (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  g_autoptr (GError) error = NULL;
+  fake_host_add_slot_dirs (host, 2);
+  vt_test_put_file (host->root, "sys/module/damon_reclaim/parameters/enabled", "N\n");
+  vt_test_put_file (host->root, "sys/module/damon_stat/parameters/enabled", "Y\n");
+  g_autofree char *before = tree_contents (host->root);
+
+  g_assert_null (vt_damon_new (host->root, host->state_dir, 2, record_snapshot, snapshots,
+                               &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_BUSY);
+  g_assert_nonnull (strstr (error->message, "the kernel runs damon_stat"));
+  g_assert_nonnull (strstr (error->message, "damon_stat.enabled=N"));
+  g_autofree char *after = tree_contents (host->root);
+  g_assert_cmpstr (after, ==, before);
+
+  vt_test_put_file (host->root, "sys/module/damon_stat/parameters/enabled", "N\n");
+  VtDamon *damon = damon_new_on (host, 2, snapshots);
+  damon_free_on_fake_host (damon);
+}
+
 static void
 test_missing_admin_dir (void)
 {
@@ -1305,6 +1332,7 @@ main (int argc, char **argv)
   g_test_add_func ("/damon/set-intervals-off-the-loop", test_set_intervals_off_the_loop);
   g_test_add_func ("/damon/commits-forget-and-free", test_commits_forget_and_free);
   g_test_add_func ("/damon/shared-kdamond", test_shared_kdamond);
+  g_test_add_func ("/damon/exclusive-module-named", test_exclusive_module_named);
   g_test_add_func ("/damon/missing-admin-dir", test_missing_admin_dir);
   g_test_add_func ("/damon/no-vaddr-operations", test_no_vaddr_operations);
   g_test_add_func ("/damon/trace-pipe-on-main-loop", test_trace_pipe_on_main_loop);
