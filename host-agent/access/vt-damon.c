@@ -708,6 +708,17 @@ slot_reset (DamonSlot *slot)
   g_array_set_size (slot->pending, 0);
 }
 
+/* A slot whose last VM left: its kdamond stops (a commit in flight then
+ * ends within 100 ms, and queued content is dropped). */
+static void
+stop_slot (VtDamon *damon, guint index)
+{
+  g_autofree char *dir = slot_path (damon, index, NULL);
+  vt_damon_commits_forget (damon->commits, dir);
+  turn_off_slot_quietly (damon, index);
+  slot_reset (&damon->slots[index]);
+}
+
 /* A stopped slot: its live VMs (gone ones dropped) packed from index 0,
  * the whole context written, then "on". Synchronous: "on" returns once the
  * kdamond thread is made. */
@@ -806,6 +817,12 @@ commit_taken (VtDamon *damon, DamonSlot *slot, guint64 generation)
   park_gone_targets (damon, slot);
 }
 
+static gboolean
+slot_is_empty (DamonSlot *slot)
+{
+  return slot->running && slot_live_targets (slot) == 0;
+}
+
 static void
 on_commit_done (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -823,12 +840,19 @@ on_commit_done (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer us
   DamonSlot *slot = &damon->slots[data->slot];
   if (ok) {
     commit_taken (damon, slot, generation);
+    if (slot_is_empty (slot)) /* every VM's process went away */
+      stop_slot (damon, data->slot);
   } else if (slot->running) {
     /* A VM's process that exited since the request makes the kernel refuse
      * the whole commit (its pid names no process): once it is parked, the
      * others' context goes again. */
     if (park_gone_targets (damon, slot)) {
       g_debug ("%s; again without the VMs that are gone", error->message);
+      if (slot_is_empty (slot)) {
+        stop_slot (damon, data->slot);
+        finish_waiter (data->waiter, NULL);
+        return;
+      }
       request_commit (damon, data->slot, data->waiter);
       return;
     }
@@ -951,15 +975,11 @@ vt_damon_remove_target (VtDamon *damon, gpointer target_key)
     return;
   DamonSlot *slot = &damon->slots[index];
   park_target (t);
-  if (slot_live_targets (slot) > 0) {
+  park_gone_targets (damon, slot);
+  if (slot_live_targets (slot) > 0)
     request_commit (damon, index, NULL);
-    return;
-  }
-  /* Its last VM: the kdamond stops (a commit in flight then ends). */
-  g_autofree char *dir = slot_path (damon, index, NULL);
-  vt_damon_commits_forget (damon->commits, dir);
-  turn_off_slot_quietly (damon, index);
-  slot_reset (slot);
+  else
+    stop_slot (damon, index); /* its last VM */
 }
 
 void

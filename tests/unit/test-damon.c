@@ -1214,6 +1214,40 @@ test_shared_kdamond (void)
   damon_free_on_fake_host (damon);
 }
 
+/* A VM leaves a shared kdamond whose other VM's process is gone too: no
+ * commit of a kdamond with no VM (its pid would name no process or
+ * another); the kdamond stops. */
+static void
+test_kdamond_stops_with_its_last_live_vm (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  int vm_a, vm_b;
+  fake_host_add_slot_dirs (host, 1);
+  put_slot_file (host, 0, CTX "targets/1/pid_target", "0");
+  put_slot_file (host, 0, CTX "targets/1/regions/nr_regions", "0");
+  put_slot_file (host, 0, CTX "targets/1/regions/0/start", "0");
+  put_slot_file (host, 0, CTX "targets/1/regions/0/end", "0");
+  VtDamon *damon = damon_new_on (host, 1, snapshots);
+  add_target (damon, &vm_a, 1000, range_a, 1);
+  add_target (damon, &vm_b, 2000, range_b, 1);
+  g_autofree char *slot = g_build_filename (host->root, KDAMONDS "/0", NULL);
+  wait_for_file (slot, "state", "commit");
+
+  vt_test_put_stat (host->root, 2000, PID_START + 7); /* B's pid: another process */
+  put_slot_file (host, 0, "state", "on");
+  g_test_expect_message ("vtier", G_LOG_LEVEL_MESSAGE, "*no longer monitoring pid 2000*");
+  vt_damon_remove_target (damon, &vm_a);
+  g_test_assert_expected_messages ();
+  assert_slot_file (host, 0, "state", "off");
+  g_assert_cmpint (vt_damon_get_kdamond_pid (damon, &vm_b), ==, 0);
+  /* The next VM has the kdamond to itself, from index 0. */
+  add_target (damon, &vm_a, 3000, range_c, 1);
+  assert_slot_file (host, 0, CTX "targets/nr_targets", "1");
+  assert_slot_file (host, 0, CTX "targets/0/pid_target", "3000");
+  damon_free_on_fake_host (damon);
+}
+
 /* Debian's Linux 7.x boots with DAMON_STAT on, an exclusive context: no
  * sysfs kdamond starts beside it. vtierd says so, naming the switch, and
  * writes nothing; with it off, vtierd takes DAMON. */
@@ -1332,6 +1366,8 @@ main (int argc, char **argv)
   g_test_add_func ("/damon/set-intervals-off-the-loop", test_set_intervals_off_the_loop);
   g_test_add_func ("/damon/commits-forget-and-free", test_commits_forget_and_free);
   g_test_add_func ("/damon/shared-kdamond", test_shared_kdamond);
+  g_test_add_func ("/damon/kdamond-stops-with-its-last-live-vm",
+                   test_kdamond_stops_with_its_last_live_vm);
   g_test_add_func ("/damon/exclusive-module-named", test_exclusive_module_named);
   g_test_add_func ("/damon/missing-admin-dir", test_missing_admin_dir);
   g_test_add_func ("/damon/no-vaddr-operations", test_no_vaddr_operations);
