@@ -1176,7 +1176,11 @@ slot_of_kdamond (VtDamon *damon, GPid tid)
   return slot_of_kdamond_cached (damon, tid);
 }
 
-/* Whether every region (sorted) lies in one of the ranges (sorted). */
+/* Whether every region (sorted) lies in the ranges (sorted). A region may
+ * span ranges that touch: DAMON merges neighbours across the end of one
+ * RAM block and the start of the next when QEMU's mmaps of them lie back
+ * to back (a libvirt domain with two NUMA cells: its snapshots were all
+ * dropped while a region spanned the two). */
 static gboolean
 regions_within (const GArray *regions, const GArray *ranges)
 {
@@ -1185,8 +1189,14 @@ regions_within (const GArray *regions, const GArray *ranges)
     const VtRegion *region = &g_array_index (regions, VtRegion, i);
     while (r < ranges->len && g_array_index (ranges, VtAddrRange, r).end <= region->start)
       r++;
-    if (r == ranges->len || region->start < g_array_index (ranges, VtAddrRange, r).start ||
-        region->end > g_array_index (ranges, VtAddrRange, r).end)
+    if (r == ranges->len || region->start < g_array_index (ranges, VtAddrRange, r).start)
+      return FALSE;
+    guint64 end = g_array_index (ranges, VtAddrRange, r).end;
+    for (guint k = r + 1;
+         region->end > end && k < ranges->len && g_array_index (ranges, VtAddrRange, k).start == end;
+         k++)
+      end = g_array_index (ranges, VtAddrRange, k).end;
+    if (region->end > end)
       return FALSE;
   }
   return TRUE;

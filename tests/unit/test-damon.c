@@ -1214,6 +1214,33 @@ test_shared_kdamond (void)
   damon_free_on_fake_host (damon);
 }
 
+/* A VM of two RAM blocks that QEMU mapped back to back: DAMON merges a
+ * region across the two, and the snapshot is the VM's all the same; a
+ * region across a gap between blocks is not. */
+static void
+test_region_across_touching_blocks (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  int vm;
+  const VtAddrRange blocks[] = { { 0x30000, 0x40000 }, { 0x10000, 0x30000 },
+                                 { 0x50000, 0x60000 } };
+  fake_host_add_slot_dirs (host, 1);
+  put_slot_file (host, 0, TARGET "regions/2/start", "0"); /* DAMON makes it on nr_regions=3 */
+  put_slot_file (host, 0, TARGET "regions/2/end", "0");
+  VtDamon *damon = damon_new_on (host, 1, snapshots);
+  add_target (damon, &vm, 1000, blocks, 3);
+  put_slot_file (host, 0, "pid", "244");
+
+  feed_line (damon, 244, 2, 0x10000, 0x38000, 3);
+  feed_line (damon, 244, 2, 0x38000, 0x40000, 3);
+  g_assert_cmpuint (count_key (snapshots, &vm), ==, 1);
+  feed_line (damon, 244, 2, 0x10000, 0x30000, 3);
+  feed_line (damon, 244, 2, 0x30000, 0x58000, 3); /* across the gap at 0x40000 */
+  g_assert_cmpuint (count_key (snapshots, &vm), ==, 1);
+  damon_free_on_fake_host (damon);
+}
+
 /* A VM leaves a shared kdamond whose other VM's process is gone too: no
  * commit of a kdamond with no VM (its pid would name no process or
  * another); the kdamond stops. */
@@ -1366,6 +1393,7 @@ main (int argc, char **argv)
   g_test_add_func ("/damon/set-intervals-off-the-loop", test_set_intervals_off_the_loop);
   g_test_add_func ("/damon/commits-forget-and-free", test_commits_forget_and_free);
   g_test_add_func ("/damon/shared-kdamond", test_shared_kdamond);
+  g_test_add_func ("/damon/region-across-touching-blocks", test_region_across_touching_blocks);
   g_test_add_func ("/damon/kdamond-stops-with-its-last-live-vm",
                    test_kdamond_stops_with_its_last_live_vm);
   g_test_add_func ("/damon/exclusive-module-named", test_exclusive_module_named);
