@@ -60,6 +60,7 @@ tiering_inputs (GArray *inputs, gpointer data)
       .size = vt_vm_get_ram_map (vm)->total, .demand = vt_tracker_demand_bytes (t),
       .huge_page_size = huge_page_size (vt_vm_get_ram_map (vm)),
       .aggregations = vt_tracker_aggregations (t),
+      .heat_pending = vt_tracker_aggregations (t) == 0,
       .weight = p.weight, .min = p.min, .max = p.max,
       /* VFIO pins all of its RAM: managed as off (its bytes stay where they
        * are, outside the division), and said so. */

@@ -34,6 +34,7 @@ typedef struct {
    * aggregation's heat of a sparse hot set flickers, see note_warmth. */
   GHashTable *warm_rounds;
   guint64 warmth_aggregation; /* the aggregation count warm_rounds last took in */
+  guint warmth_seen;          /* fresh rounds noted, up to WARMTH_ROUNDS */
   /* its jobs of the last round: did any page move, did any fail? */
   guint jobs, jobs_moved, jobs_failed;
   GArray *retries; /* Retry: promotions the kernel found busy */
@@ -84,6 +85,7 @@ typedef struct {
 typedef struct {
   guint64 top, slow;
   gboolean warm_held; /* warm in most of the last rounds */
+  gboolean hot_held;  /* warm (or hotter) in HOT_HOLD_ROUNDS of them */
   gboolean cold_held; /* in none of them */
   /* where most of its top-tier and of its slow bytes sit, and the class
    * of most of its bytes: a move's key (vt-move-rates.h) */
@@ -290,8 +292,8 @@ eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r,
   if (promote)
     return pl->slow > 0 && r->age >= c->promote_min_age &&
            (in->mode == VT_TIER_MODE_FAST_ONLY ||
-            (r->nr_accesses >= in->hot_threshold ||
-             (depth == PROMOTE_WARM && r->nr_accesses >= warm_floor (in) && pl->warm_held)));
+            (r->nr_accesses >= in->hot_threshold && pl->hot_held) ||
+            (depth == PROMOTE_WARM && r->nr_accesses >= warm_floor (in) && pl->warm_held));
   if (pl->top == 0)
     return FALSE;
   if (in->mode == VT_TIER_MODE_SLOW_ONLY)
@@ -747,6 +749,13 @@ merge_jobs (GArray *jobs, const GArray *demotes, const GArray *promotes, guint64
  * down while the rest of it came up). */
 #define WARMTH_ROUNDS 5
 #define WARM_HOLD_ROUNDS 3
+/* Hot memory comes up once its chunks read warm or hotter in two fresh
+ * rounds: a scan (an idle VM's checksum pass every 30 s) makes a region
+ * hot for one aggregation, and with THP every 4 KiB page it reads marks
+ * its whole huge page accessed. Seen in a 4-VM matrix case: the idle VM
+ * was promoted 142 MiB (and demoted 488) while three busy VMs' hot sets
+ * waited, below their share at +64 s. */
+#define HOT_HOLD_ROUNDS 2
 
 static void
 note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
@@ -761,6 +770,8 @@ note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
    * a matrix case whose hot set was 64 MiB. */
   gboolean fresh = in->aggregations == 0 || in->aggregations != s->warmth_aggregation;
   s->warmth_aggregation = in->aggregations;
+  if (fresh && s->warmth_seen < WARMTH_ROUNDS)
+    s->warmth_seen++;
   GHashTable *now = g_hash_table_new (g_direct_hash, NULL);
   GHashTableIter it;
   gpointer key, bits;
@@ -789,6 +800,9 @@ note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
       any |= b;
     }
     place[i].warm_held = least >= WARM_HOLD_ROUNDS;
+    /* A VM seen for the first time has no history: what is hot then
+     * counts (vtierd just started, or the VM did). */
+    place[i].hot_held = least >= MIN (HOT_HOLD_ROUNDS, s->warmth_seen);
     place[i].cold_held = any == 0;
   }
   g_hash_table_unref (s->warm_rounds);
@@ -1112,7 +1126,11 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   g_autoptr (GPtrArray) down_order = by_imbalance (vr, n, FALSE);
   for (guint k = 0; k < down_order->len; k++) {
     VmRound *v = down_order->pdata[k];
-    if (v->in->mode == VT_TIER_MODE_OFF || v->current <= v->target + dead_band (v->target))
+    /* A VM whose heat is not known yet reads all cold: its share would
+     * be 0, and under contention its hot memory would go down in its
+     * first round (seen in a 4-VM matrix log: "target 0 MiB ... down"). */
+    if (v->in->mode == VT_TIER_MODE_OFF || v->in->heat_pending ||
+        v->current <= v->target + dead_band (v->target))
       continue;
     guint64 bytes = v->current - v->target;
     gboolean makes_room = waiting > freed && v->warm_slow == 0 &&

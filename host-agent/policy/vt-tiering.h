@@ -68,6 +68,9 @@ typedef struct {
   guint64 size, demand;
   /* aggregations of its heat so far; 0: unknown, every round a new one */
   guint64 aggregations;
+  /* no aggregation of its heat has finished yet (tracking just began):
+   * its regions all read cold, so nothing of it goes down by its share */
+  gboolean heat_pending;
   /* hugetlbfs: its RAM's page size (2 MiB, 1 GiB); 0 for memory that
    * moves into any free memory (anonymous, shmem, THP) */
   guint64 huge_page_size;
