@@ -25,6 +25,7 @@ struct _VtVm {
   JsonNode *memdevs;
   char *ramblocks, *mtree;
   VtRamMap *map;
+  VtRamMapSource map_source;
   char *vfio_device; /* a VFIO device's driver on its command line, or NULL */
   VtTracker *tracker;
   VtDirtyRatePoller *dirty;
@@ -76,6 +77,7 @@ tear_down_tracking (VtVm *vm)
   g_clear_pointer (&vm->dirty, vt_dirty_rate_poller_free);
   g_clear_pointer (&vm->tracker, vt_tracker_free);
   g_clear_pointer (&vm->map, vt_ram_map_free);
+  vm->map_source = VT_RAM_MAP_FROM_TEXT;
   g_clear_pointer (&vm->memdevs, json_node_unref);
   g_clear_pointer (&vm->ramblocks, g_free);
   g_clear_pointer (&vm->mtree, g_free);
@@ -188,11 +190,14 @@ start_tracking (VtVm *vm)
   g_autoptr (GPtrArray) rows = NULL;
   g_autoptr (GArray) mtree = NULL;
 
-  if (!argv || !vt_ram_map_parse_cmdline ((const char *const *) argv, &nodes, &kinds, &error) ||
-      !(rows = vt_ram_map_parse_ramblocks (vm->ramblocks, &error)) ||
-      !(mtree = vt_ram_map_parse_mtree (vm->mtree, &error)) ||
-      !(vm->map = vt_ram_map_build (json_node_get_array (vm->memdevs), rows, mtree, nodes, kinds,
-                                    &error))) {
+  /* The text answers, unless x-query-ram-blocks gave the map already. */
+  if (!argv ||
+      (!vm->map &&
+       (!vt_ram_map_parse_cmdline ((const char *const *) argv, &nodes, &kinds, &error) ||
+        !(rows = vt_ram_map_parse_ramblocks (vm->ramblocks, &error)) ||
+        !(mtree = vt_ram_map_parse_mtree (vm->mtree, &error)) ||
+        !(vm->map = vt_ram_map_build (json_node_get_array (vm->memdevs), rows, mtree, nodes,
+                                      kinds, &error))))) {
     fail (vm, "guest RAM map", error);
     return;
   }
@@ -220,9 +225,10 @@ start_tracking (VtVm *vm)
   if (vm->config->dirty_rate_interval_s > 0)
     vm->dirty = vt_dirty_rate_poller_new (vm->qmp, vm->config->dirty_rate_interval_s,
                                           on_dirty_rate, vm);
-  g_message ("VM %s (pid %d, via %s): %" G_GUINT64_FORMAT " MiB of guest RAM in %u blocks; "
-             "heat from %s (%s)", vm->name, vm->pid, vm->via, vm->map->total >> 20,
-             vm->map->blocks->len, vt_tracker_source (vm->tracker), vt_tracker_reason (vm->tracker));
+  g_message ("VM %s (pid %d, via %s): %" G_GUINT64_FORMAT " MiB of guest RAM in %u blocks "
+             "(map from %s); heat from %s (%s)", vm->name, vm->pid, vm->via,
+             vm->map->total >> 20, vm->map->blocks->len, vt_ram_map_source_name (vm->map_source),
+             vt_tracker_source (vm->tracker), vt_tracker_reason (vm->tracker));
   set_state (vm, VT_VM_STATE_TRACKING, NULL);
 }
 
@@ -279,6 +285,34 @@ on_memdevs (GObject *src, GAsyncResult *res, gpointer data)
   vt_qmp_execute_async (vm->qmp, "x-query-ramblock", NULL, vm->cancel, on_ramblocks, vm);
 }
 
+/* A QEMU with qemu-patches/0001 gives the whole map in one answer; any
+ * other says CommandNotFound, and the map comes from the text answers. */
+static void
+on_ram_blocks (GObject *src, GAsyncResult *res, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonNode) reply = vt_qmp_execute_finish (VT_QMP (src), res, &error);
+  if (cancelled (error))
+    return;
+  VtVm *vm = data;
+  if (g_error_matches (error, VT_ERROR, VT_ERROR_UNSUPPORTED)) {
+    g_debug ("VM %s: no x-query-ram-blocks, the map from the text answers: %s", vm->name,
+             error->message);
+    vt_qmp_execute_async (vm->qmp, "query-memdev", NULL, vm->cancel, on_memdevs, vm);
+    return;
+  }
+  if (!error && (!reply || !JSON_NODE_HOLDS_ARRAY (reply)))
+    g_set_error (&error, VT_ERROR, VT_ERROR_INVALID, "the reply is not an array");
+  if (!error)
+    vm->map = vt_ram_map_from_ram_blocks (json_node_get_array (reply), &error);
+  if (!vm->map) {
+    fail (vm, "x-query-ram-blocks", error);
+    return;
+  }
+  vm->map_source = VT_RAM_MAP_FROM_RAM_BLOCKS;
+  start_tracking (vm);
+}
+
 /* libvirt's pid file of the domain (qemu:///system's), or 0: QEMU's pid
  * as libvirt knows it, with no monitor command (libvirt's API has no pid). */
 static GPid
@@ -327,7 +361,7 @@ with_pid (VtVm *vm)
     fail (vm, "QEMU process", error);
     return;
   }
-  vt_qmp_execute_async (vm->qmp, "query-memdev", NULL, vm->cancel, on_memdevs, vm);
+  vt_qmp_execute_async (vm->qmp, "x-query-ram-blocks", NULL, vm->cancel, on_ram_blocks, vm);
 }
 
 /* QEMU's pid where libvirt's pid file does not say it: the thread group of
@@ -482,6 +516,8 @@ vt_vm_to_variant (VtVm *vm)
   g_variant_dict_insert (&d, "source_reason", "s",
                          vm->tracker ? vt_tracker_reason (vm->tracker) : "");
   g_variant_dict_insert (&d, "ram_bytes", "t", vm->map ? vm->map->total : (guint64) 0);
+  g_variant_dict_insert (&d, "ram_map_from", "s",
+                         vm->map ? vt_ram_map_source_name (vm->map_source) : "");
   g_variant_dict_insert (&d, "hot_bytes", "t",
                          vm->tracker ? vt_tracker_hot_bytes (vm->tracker) : (guint64) 0);
   g_variant_dict_insert_value (&d, "node_bytes", node_bytes_variant (vm->map));

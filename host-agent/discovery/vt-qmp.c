@@ -199,7 +199,10 @@ vt_qmp_decode_reply (const char *monitor, const char *command, JsonObject *reply
   JsonObject *details = json_node_get_object (qmp_error);
   const char *class_name = get_string_member (details, "class");
   const char *desc = get_string_member (details, "desc");
-  g_set_error (error, VT_ERROR, VT_ERROR_FAILED, "%s: %s failed: %s: %s", monitor, command,
+  /* A command this QEMU lacks is told apart: callers fall back on it. */
+  VtErrorCode code = g_strcmp0 (class_name, "CommandNotFound") == 0 ? VT_ERROR_UNSUPPORTED
+                                                                    : VT_ERROR_FAILED;
+  g_set_error (error, VT_ERROR, code, "%s: %s failed: %s: %s", monitor, command,
                class_name != NULL ? class_name : "(no class)",
                desc != NULL ? desc : "(no description)");
   return NULL;

@@ -1,7 +1,9 @@
-/* Helpers shared by vt-ram-map-parse.c and vt-ram-map.c; not an API. */
+/* Helpers shared by the ram-map files; not an API. */
 #pragma once
 
 #include <glib.h>
+
+#include "ram-map/vt-ram-map.h"
 
 /* The ids QEMU gives a machine's default RAM backend (no -object for it):
  * "pc.ram" for x86 pc/q35, "mach-virt.ram" for Arm virt. */
@@ -15,3 +17,7 @@ gboolean vt_ram_map_parse_hex (const char *text, gboolean with_0x, guint64 *out)
 gboolean vt_ram_map_parse_dec (const char *text, guint64 max, guint64 *out);
 /* GArray clear func of VtGpaRange (frees the region name). */
 void vt_gpa_range_clear (gpointer range);
+/* GCompareFunc of VtGpaRange: by guest-physical address. */
+gint vt_gpa_range_compare (gconstpointer a, gconstpointer b);
+/* Blocks in guest-physical order; those without a range last, by id. */
+void vt_ram_map_sort_blocks (VtRamMap *map);

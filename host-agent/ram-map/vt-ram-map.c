@@ -10,6 +10,17 @@
 
 const char *const vt_ram_map_default_ram_ids[] = { "pc.ram", "mach-virt.ram", NULL };
 
+static const char *const source_names[] = {
+  [VT_RAM_MAP_FROM_TEXT] = "x-query-ramblock",
+  [VT_RAM_MAP_FROM_RAM_BLOCKS] = "x-query-ram-blocks",
+};
+
+const char *
+vt_ram_map_source_name (VtRamMapSource source)
+{
+  return (guint) source < G_N_ELEMENTS (source_names) ? source_names[source] : "unknown";
+}
+
 void
 vt_ram_block_free (VtRamBlock *block)
 {
@@ -56,8 +67,8 @@ default_kind (const char *id)
   return g_strv_contains (vt_ram_map_default_ram_ids, id) ? "ram" : "unknown";
 }
 
-static gint
-compare_ranges_by_gpa (gconstpointer a, gconstpointer b)
+gint
+vt_gpa_range_compare (gconstpointer a, gconstpointer b)
 {
   const VtGpaRange *x = a, *y = b;
   return x->gpa < y->gpa ? -1 : x->gpa > y->gpa;
@@ -86,7 +97,7 @@ collect_gpa_ranges (VtRamBlock *block, const char *row_name, GArray *mtree, GErr
       copy.region = g_strdup (block->id);
       g_array_append_val (block->gpa, copy);
     }
-  g_array_sort (block->gpa, compare_ranges_by_gpa);
+  g_array_sort (block->gpa, vt_gpa_range_compare);
   return TRUE;
 }
 
@@ -124,6 +135,12 @@ compare_blocks (gconstpointer a, gconstpointer b)
   if (x->gpa->len || y->gpa->len)
     return x->gpa->len ? -1 : 1;
   return strcmp (x->id, y->id);
+}
+
+void
+vt_ram_map_sort_blocks (VtRamMap *map)
+{
+  g_ptr_array_sort (map->blocks, compare_blocks);
 }
 
 static const char *
@@ -165,7 +182,7 @@ vt_ram_map_build (JsonArray *memdevs, GPtrArray *rows, GArray *mtree,
         return NULL;
       map->total += block->size;
     }
-  g_ptr_array_sort (map->blocks, compare_blocks);
+  vt_ram_map_sort_blocks (map);
   return g_steal_pointer (&map);
 }
 

@@ -39,6 +39,13 @@ typedef struct {
   GArray *node_bytes;/* guint64 per host node index: resident bytes there */
 } VtRamBlock;
 
+/* Which of QEMU's answers the map was made from. */
+typedef enum {
+  VT_RAM_MAP_FROM_TEXT,       /* x-query-ramblock, `info mtree -f`, query-memdev, argv */
+  VT_RAM_MAP_FROM_RAM_BLOCKS, /* x-query-ram-blocks (qemu-patches/0001) */
+} VtRamMapSource;
+const char *vt_ram_map_source_name (VtRamMapSource source);
+
 typedef struct {
   GPtrArray *blocks; /* VtRamBlock, in guest-physical order */
   guint64 total;     /* sum of sizes */
@@ -84,6 +91,13 @@ char **vt_ram_map_split_cmdline (const char *contents, gsize length);
 VtRamMap *vt_ram_map_build (JsonArray *memdevs, GPtrArray *rows, GArray *mtree,
                             GHashTable *node_of_backend, GHashTable *kind_of_backend,
                             GError **error);
+
+/* The same map from x-query-ram-blocks' `return` array (QEMU with
+ * qemu-patches/0001): the blocks a memory backend owns, with the backend's
+ * kind ("memory-backend-KIND"), guest node and guest-physical ranges.
+ * VT_ERROR_INVALID names what is malformed or cannot be (a range outside
+ * its block, a page size that is not a power of two, no backend at all). */
+VtRamMap *vt_ram_map_from_ram_blocks (JsonArray *blocks, GError **error);
 
 /* Fills node_bytes of each block from /proc/PID/numa_maps text (the lines
  * whose address lies in a block; counts times kernelpagesize_kB), and

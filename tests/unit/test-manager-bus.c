@@ -355,7 +355,7 @@ static const struct {
   { "name", "s" }, { "uuid", "s" }, { "pid", "u" }, { "via", "s" }, { "state", "s" },
   { "error", "s" }, { "source", "s" }, { "source_reason", "s" }, { "ram_bytes", "t" },
   { "hot_bytes", "t" }, { "node_bytes", "a{ut}" }, { "nr_regions", "u" },
-  { "write_mbps", "d" }, { "kdamond_pid", "u" }, { "aggregations", "t" },
+  { "write_mbps", "d" }, { "kdamond_pid", "u" }, { "aggregations", "t" }, { "ram_map_from", "s" },
   { "weight", "u" }, { "min", "t" }, { "max", "t" }, { "mode", "s" },
   { "policy_source", "s" }, { "policy_error", "s" }, { "label", "s" }, { "fast_nodes", "au" },
   { "slow_nodes", "au" }, { "demand_bytes", "t" }, { "target_bytes", "t" },

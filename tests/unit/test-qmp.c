@@ -521,7 +521,9 @@ test_connect_and_execute (void)
 }
 
 /* A QMP error reply is VT_ERROR_FAILED with QEMU's class and desc, and the
- * connection stays usable. */
+ * connection stays usable; a command this QEMU lacks (CommandNotFound, as
+ * an unpatched QEMU answers x-query-ram-blocks) is VT_ERROR_UNSUPPORTED,
+ * what callers fall back on. */
 static void
 test_error_reply (void)
 {
@@ -536,6 +538,11 @@ test_error_reply (void)
   g_assert_nonnull (strstr (failed.error->message, "mode dirty-ring is not enabled"));
   g_assert_nonnull (strstr (failed.error->message, "GenericError"));
   g_assert_nonnull (strstr (failed.error->message, server->path));
+
+  g_auto (Outcome) lacking = { 0 };
+  execute (qmp, "x-query-ram-blocks", &lacking);
+  g_assert_error (lacking.error, VT_ERROR, VT_ERROR_UNSUPPORTED);
+  g_assert_nonnull (strstr (lacking.error->message, "CommandNotFound"));
 
   g_auto (Outcome) next = { 0 };
   execute (qmp, "query-version", &next);

@@ -1,5 +1,6 @@
 /* The guest RAM map, built from what three real VMs (QEMU 10.0.13, kernel
- * 6.12) answered: tests/data/{qemu-numa2,qemu-plain,libvirt-numa2}. The
+ * 6.12) answered: tests/data/{qemu-numa2,qemu-plain,libvirt-numa2}; and
+ * from x-query-ram-blocks of the patched QEMU (tests/data/qemu-patched-*). The
  * expected facts come from the captures themselves (HMP gpa2hva answers,
  * the -numa/-object arguments, numa_maps counts). */
 #include <glib.h>
@@ -121,6 +122,105 @@ static guint64
 node_bytes (const VtRamBlock *block, guint node)
 {
   return node < block->node_bytes->len ? g_array_index (block->node_bytes, guint64, node) : 0;
+}
+
+/* ---- x-query-ram-blocks (qemu-patches/0001) ---- */
+
+static VtRamMap *
+map_from_ram_blocks (const char *vm)
+{
+  g_autoptr (JsonNode) blocks = read_qmp_return (vm, "x-query-ram-blocks.json");
+  g_autoptr (GError) error = NULL;
+  VtRamMap *map = vt_ram_map_from_ram_blocks (json_node_get_array (blocks), &error);
+  g_assert_no_error (error);
+  return map;
+}
+
+/* The patched QEMU answered both the structured command and the text ones
+ * at the same moment (tests/data/qemu-patched-*: two NUMA nodes on memfd
+ * and ram backends; plain -m; a shared file backend as the machine's RAM):
+ * the map from x-query-ram-blocks alone is the map the three text answers
+ * and the command line make, block for block and range for range, and its
+ * blocks are mapped in that QEMU's address space. */
+static void
+test_ram_blocks_match_text (void)
+{
+  const char *vms[] = { "qemu-patched-numa2", "qemu-patched-plain", "qemu-patched-file" };
+  for (guint v = 0; v < G_N_ELEMENTS (vms); v++) {
+    g_autoptr (VtRamMap) text = build_map (vms[v], FALSE);
+    g_autoptr (VtRamMap) structured = map_from_ram_blocks (vms[v]);
+    g_assert_cmpuint (structured->total, ==, text->total);
+    g_assert_cmpuint (structured->blocks->len, ==, text->blocks->len);
+    for (guint i = 0; i < text->blocks->len; i++) {
+      const VtRamBlock *a = block_at (text, i), *b = block_at (structured, i);
+      g_assert_cmpstr (b->id, ==, a->id);
+      g_assert_cmpstr (b->kind, ==, a->kind);
+      g_assert_cmpint (b->guest_node, ==, a->guest_node);
+      g_assert_cmpuint (b->size, ==, a->size);
+      g_assert_cmpuint (b->hva, ==, a->hva);
+      g_assert_cmpuint (b->page_size, ==, a->page_size);
+      g_assert_cmpuint (b->gpa->len, ==, a->gpa->len);
+      for (guint k = 0; k < a->gpa->len; k++) {
+        g_assert_cmpuint (range_at (b, k)->gpa, ==, range_at (a, k)->gpa);
+        g_assert_cmpuint (range_at (b, k)->size, ==, range_at (a, k)->size);
+        g_assert_cmpuint (range_at (b, k)->offset, ==, range_at (a, k)->offset);
+      }
+    }
+    g_autofree char *maps = read_data (vms[v], "maps.txt");
+    g_autoptr (GError) error = NULL;
+    g_assert_true (vt_ram_map_check_mapped (structured, maps, &error));
+    g_assert_no_error (error);
+  }
+  /* What the captures say outright: mem0 memfd on guest node 0, mem1 ram
+   * on node 1 at 384 MiB; the file backend's kind. */
+  g_autoptr (VtRamMap) numa2 = map_from_ram_blocks ("qemu-patched-numa2");
+  g_assert_cmpstr (block_at (numa2, 0)->kind, ==, "memfd");
+  g_assert_cmpint (block_at (numa2, 1)->guest_node, ==, 1);
+  g_assert_cmpuint (range_at (block_at (numa2, 1), 0)->gpa, ==, 384 * MiB);
+  g_autoptr (VtRamMap) file = map_from_ram_blocks ("qemu-patched-file");
+  g_assert_cmpstr (block_at (file, 0)->kind, ==, "file");
+  g_assert_cmpint (block_at (file, 0)->guest_node, ==, -1);
+}
+
+/* A monitor that lies or is broken: each malformed answer is refused with
+ * an error that says what is wrong. */
+static void
+test_ram_blocks_bad (void)
+{
+  static const struct {
+    const char *json, *says;
+  } cases[] = {
+    { "[]", "no RAM block" },
+    { "[1]", "not an object" },
+    { "[{\"memdev\":{\"type\":\"memory-backend-ram\"},\"used-length\":4096,"
+      "\"host-address\":4096,\"page-size\":4096,\"mappings\":[]}]", "without an id" },
+    { "[{\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\"},\"used-length\":-1,"
+      "\"host-address\":4096,\"page-size\":4096,\"mappings\":[]}]", "used-length" },
+    { "[{\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\"},\"used-length\":8192,"
+      "\"host-address\":4096,\"page-size\":3000,\"mappings\":[]}]", "cannot be" },
+    { "[{\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\"},\"used-length\":8192,"
+      "\"host-address\":4096,\"page-size\":4096,\"mappings\":[{\"gpa\":0,\"size\":8192,"
+      "\"offset\":4096}]}]", "lies outside" },
+    { "[{\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\"},\"used-length\":8192,"
+      "\"host-address\":4096,\"page-size\":4096,\"mappings\":[{\"gpa\":\"0\"}]}]",
+      "without a gpa" },
+    { "[{\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\",\"node\":-3},"
+      "\"used-length\":8192,\"host-address\":4096,\"page-size\":4096,\"mappings\":[]}]",
+      "node number" },
+    { "[{\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\"},\"used-length\":4096,"
+      "\"host-address\":4096,\"page-size\":4096,\"mappings\":[]},"
+      "{\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\"},\"used-length\":4096,"
+      "\"host-address\":8192,\"page-size\":4096,\"mappings\":[]}]", "two RAM blocks" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    g_autoptr (GError) error = NULL;
+    g_autoptr (JsonNode) node = json_from_string (cases[i].json, &error);
+    g_assert_no_error (error);
+    g_autoptr (VtRamMap) map = vt_ram_map_from_ram_blocks (json_node_get_array (node), &error);
+    g_assert_null (map);
+    g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+    g_assert_nonnull (strstr (error->message, cases[i].says));
+  }
 }
 
 /* ---- the process behind the map ---- */
@@ -624,6 +724,8 @@ main (int argc, char **argv)
   g_test_add_func ("/ram-map/qemu-numa2", test_qemu_numa2);
   g_test_add_func ("/ram-map/qemu-plain", test_qemu_plain);
   g_test_add_func ("/ram-map/libvirt-numa2", test_libvirt_numa2);
+  g_test_add_func ("/ram-map/ram-blocks/match-text", test_ram_blocks_match_text);
+  g_test_add_func ("/ram-map/ram-blocks/bad", test_ram_blocks_bad);
   g_test_add_func ("/ram-map/residency", test_residency);
   g_test_add_func ("/ram-map/hva-to-offset", test_hva_to_offset);
   g_test_add_func ("/ram-map/ramblocks/rows", test_ramblock_rows);
