@@ -622,25 +622,26 @@ static void
 slot_wanted (const DamonSlot *slot, guint64 *sample_us, guint64 *aggr_us, guint *min_regions,
              guint *max_regions)
 {
-  *sample_us = *aggr_us = 0;
-  *min_regions = *max_regions = 0;
+  guint64 sample = 0, aggr = 0;
+  guint min = 0, max = 0;
   for (guint i = 0; i < slot->targets->len; i++) {
     const Target *t = slot->targets->pdata[i];
     if (!target_is_live (t)) {
-      *min_regions += 1;
-      *max_regions += 1;
+      min += 1, max += 1;
       continue;
     }
-    if (*aggr_us == 0 || t->aggr_us < *aggr_us) {
-      *aggr_us = t->aggr_us;
-      *sample_us = t->sample_us;
-    }
-    *min_regions += t->min_nr_regions;
-    *max_regions += t->max_nr_regions;
+    if (aggr == 0 || t->aggr_us < aggr)
+      aggr = t->aggr_us, sample = t->sample_us;
+    min += t->min_nr_regions;
+    max += t->max_nr_regions;
   }
-  /* DAMON wants at least 3, and max >= min. */
-  *min_regions = MAX (*min_regions, 3);
-  *max_regions = MAX (*max_regions, *min_regions);
+  *sample_us = sample, *aggr_us = aggr;
+  /* DAMON wants at least 3, and max >= min. Callers that want the
+   * intervals only pass NULL for these. */
+  if (min_regions)
+    *min_regions = MAX (min, 3);
+  if (max_regions)
+    *max_regions = MAX (max, MAX (min, 3));
 }
 
 /* The slot's whole context, in the order DAMON needs: each nr_* write
@@ -741,8 +742,7 @@ start_slot (VtDamon *damon, guint index, GError **error)
     return FALSE;
   slot->running = TRUE;
   slot->committed = slot->requested = ++damon->generation;
-  guint min_regions, max_regions;
-  slot_wanted (slot, &slot->sample_us, &slot->aggr_us, &min_regions, &max_regions);
+  slot_wanted (slot, &slot->sample_us, &slot->aggr_us, NULL, NULL);
   for (guint i = 0; i < slot->targets->len; i++)
     ((Target *) slot->targets->pdata[i])->since = slot->committed;
   slot->kdamond_tid = read_kdamond_tid (damon, index);
@@ -767,8 +767,7 @@ request_commit (VtDamon *damon, guint index, GTask *waiter)
   g_autoptr (GPtrArray) files = slot_files (slot, FALSE);
   g_autofree char *dir = slot_path (damon, index, NULL);
   Pending pending = { .generation = ++damon->generation };
-  guint min_regions, max_regions;
-  slot_wanted (slot, &pending.sample_us, &pending.aggr_us, &min_regions, &max_regions);
+  slot_wanted (slot, &pending.sample_us, &pending.aggr_us, NULL, NULL);
   g_autofree char *label = g_strdup_printf ("DAMON slot %u (intervals %" G_GUINT64_FORMAT "/%"
                                             G_GUINT64_FORMAT " us, %u VMs)", index,
                                             pending.sample_us, pending.aggr_us,
@@ -999,12 +998,11 @@ vt_damon_set_intervals_async (VtDamon *damon, gpointer target_key, guint64 sampl
   }
   DamonSlot *slot = &damon->slots[index];
   guint64 was_sample, was_aggr;
-  guint min_regions, max_regions;
-  slot_wanted (slot, &was_sample, &was_aggr, &min_regions, &max_regions);
+  slot_wanted (slot, &was_sample, &was_aggr, NULL, NULL);
   t->sample_us = sample_us;
   t->aggr_us = aggr_us;
   guint64 now_sample, now_aggr;
-  slot_wanted (slot, &now_sample, &now_aggr, &min_regions, &max_regions);
+  slot_wanted (slot, &now_sample, &now_aggr, NULL, NULL);
   if (now_sample == was_sample && now_aggr == was_aggr) {
     /* Another VM of the kdamond wants shorter ones: nothing to commit. */
     g_task_return_boolean (task, TRUE);
