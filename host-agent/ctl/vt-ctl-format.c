@@ -230,12 +230,14 @@ top_tier_text (GVariant *vm)
   return g_strdup_printf ("%s / %s", top, target);
 }
 
-/* "auto w100", with min and max when set. */
+/* "auto w100", with min and max when set; "interleave 3:1 w100". */
 static char *
 policy_text (GVariant *vm)
 {
-  GString *s = g_string_new (NULL);
-  g_string_append_printf (s, "%s w%u", lookup_str (vm, "mode", "auto"), lookup_u32 (vm, "weight"));
+  GString *s = g_string_new (lookup_str (vm, "mode", "auto"));
+  if (g_str_equal (s->str, "interleave"))
+    g_string_append_printf (s, " %s", lookup_str (vm, "interleave", "auto"));
+  g_string_append_printf (s, " w%u", lookup_u32 (vm, "weight"));
   guint64 min = lookup_u64 (vm, "min"), max = lookup_u64 (vm, "max");
   if (min) {
     g_autofree char *t = vt_ctl_format_size (min);

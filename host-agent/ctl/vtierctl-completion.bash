@@ -30,7 +30,7 @@ _vtierctl() {
     local commands='list heat heatmap show rates set monitor xml help'
     # Options that take a value (the next word, or after '=').
     local with_value='-o --output -i --input --width --height --weight --min --max --mode
-                      --timeout --fast --slow --fast-nodes --slow-nodes'
+                      --interleave --timeout --fast --slow --fast-nodes --slow-nodes'
 
     # --opt=value: bash splits it at '=' (COMP_WORDBREAKS).
     if [[ $cur == = ]]; then
@@ -76,7 +76,10 @@ _vtierctl() {
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
             return 0 ;;
         --mode)
-            mapfile -t COMPREPLY < <(compgen -W 'auto fast-only slow-only off' -- "$cur")
+            mapfile -t COMPREPLY < <(compgen -W 'auto fast-only slow-only off interleave' -- "$cur")
+            return 0 ;;
+        --interleave)
+            mapfile -t COMPREPLY < <(compgen -W 'auto 3:1 7:1' -- "$cur")
             return 0 ;;
         --max)
             mapfile -t COMPREPLY < <(compgen -W 'none' -- "$cur")
@@ -91,7 +94,7 @@ _vtierctl() {
         list | monitor | rates) options='--json' ;;
         heat | show) options='--json' takes_vm=1 ;;
         heatmap) options='--json -o --output --width --height' takes_vm=1 ;;
-        set) options='--json --weight --min --max --mode --wait --timeout' takes_vm=1 ;;
+        set) options='--json --weight --min --max --mode --interleave --wait --timeout' takes_vm=1 ;;
         xml) options='-i --input -o --output --fast --slow --fast-nodes --slow-nodes' ;;
         *) return 0 ;;
     esac

@@ -69,7 +69,7 @@ static const GOptionEntry list_entries[] = {
 };
 
 static int opt_weight = -1;
-static char *opt_min, *opt_max, *opt_mode;
+static char *opt_min, *opt_max, *opt_mode, *opt_interleave;
 static gboolean opt_wait;
 static int opt_timeout = -1;
 
@@ -77,7 +77,10 @@ static const GOptionEntry set_entries[] = {
   { "weight", 0, 0, G_OPTION_ARG_INT, &opt_weight, "Share of the contended top tier (1-10000)", "N" },
   { "min", 0, 0, G_OPTION_ARG_STRING, &opt_min, "Top-tier bytes guaranteed (e.g. 512M, 2G)", "SIZE" },
   { "max", 0, 0, G_OPTION_ARG_STRING, &opt_max, "Top-tier cap (a size, or none)", "SIZE" },
-  { "mode", 0, 0, G_OPTION_ARG_STRING, &opt_mode, "auto, fast-only, slow-only or off", "MODE" },
+  { "mode", 0, 0, G_OPTION_ARG_STRING, &opt_mode, "auto, fast-only, slow-only, off or interleave",
+    "MODE" },
+  { "interleave", 0, 0, G_OPTION_ARG_STRING, &opt_interleave,
+    "Mode interleave's top:slow ratio (e.g. 3:1), or auto (the tiers' bandwidths)", "TOP:SLOW" },
   { "wait", 0, 0, G_OPTION_ARG_NONE, &opt_wait,
     "Then follow the VM until its top-tier bytes reach its target (within 1/32 of it)", NULL },
   { "timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout,
@@ -397,6 +400,8 @@ policy_from_options (char **why)
   }
   if (opt_mode)
     g_variant_dict_insert (&d, "mode", "s", opt_mode);
+  if (opt_interleave)
+    g_variant_dict_insert (&d, "interleave", "s", opt_interleave);
   return g_variant_dict_end (&d);
 }
 
@@ -844,8 +849,9 @@ check_command_arguments (const Command *command, int n_args)
     return g_strdup ("xml writes XML: --json does not apply");
   if (opt_names + opt_uuids + opt_json > 1)
     return g_strdup ("list takes one of --names, --uuids and --json");
-  if (command->run == run_set && opt_weight == -1 && !opt_min && !opt_max && !opt_mode)
-    return g_strdup ("set needs at least one of --weight, --min, --max, --mode");
+  if (command->run == run_set && opt_weight == -1 && !opt_min && !opt_max && !opt_mode &&
+      !opt_interleave)
+    return g_strdup ("set needs at least one of --weight, --min, --max, --mode, --interleave");
   if (opt_timeout != -1 && !opt_wait)
     return g_strdup ("--timeout goes with --wait");
   if (opt_wait && opt_timeout != -1 && opt_timeout < 1)

@@ -277,8 +277,7 @@ option_equal (const Option *o, const VtConfig *a, const VtConfig *b)
 static gboolean
 vm_policy_equal (const VtVmPolicy *p, const VtVmPolicy *q)
 {
-  return p && q && p->weight == q->weight && p->min == q->min && p->max == q->max &&
-         p->mode == q->mode;
+  return p && q && vt_vm_policy_equal (p, q);
 }
 
 /* "[vm NAME]" of each VM whose group is in one and not the other, or differs. */
@@ -357,7 +356,12 @@ vt_vm_policy_read (GKeyFile *kf, const char *group, VtVmPolicy *policy, GPtrArra
     } else if (g_str_equal (*k, "mode")) {
       if (!vt_tier_mode_parse (v, &policy->mode))
         g_ptr_array_add (problems, g_strdup_printf ("[%s] mode = '%s' is not one of auto, fast-only, "
-                                                    "slow-only, off", group, v));
+                                                    "slow-only, off, interleave", group, v));
+    } else if (g_str_equal (*k, "interleave")) {
+      if (!vt_interleave_parse (v, &policy->interleave_top, &policy->interleave_slow))
+        g_ptr_array_add (problems, g_strdup_printf ("[%s] interleave = '%s' is not TOP:SLOW (each "
+                                                    "1..%u, e.g. 3:1) or auto", group, v,
+                                                    VT_INTERLEAVE_WEIGHT_MAX));
     } else {
       g_ptr_array_add (problems, g_strdup_printf ("unknown option '%s' in [%s] ignored", *k, group));
     }

@@ -189,10 +189,15 @@ apply_policy_keys (GVariant *dict, VtVmPolicy *p, char **why)
     else if (g_str_equal (key, "mode") && g_variant_is_of_type (v, G_VARIANT_TYPE_STRING) &&
              vt_tier_mode_parse (g_variant_get_string (v, NULL), &p->mode))
       ;
+    else if (g_str_equal (key, "interleave") && g_variant_is_of_type (v, G_VARIANT_TYPE_STRING) &&
+             vt_interleave_parse (g_variant_get_string (v, NULL), &p->interleave_top,
+                                  &p->interleave_slow))
+      ;
     else {
       g_autofree char *shown = g_variant_print (v, TRUE);
       *why = g_strdup_printf ("bad policy value %s = %s (weight: u 1..10000, min/max: t bytes, "
-                              "mode: auto|fast-only|slow-only|off)", key, shown);
+                              "mode: auto|fast-only|slow-only|off|interleave, interleave: "
+                              "s TOP:SLOW or auto)", key, shown);
       return FALSE;
     }
   }

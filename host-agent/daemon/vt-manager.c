@@ -62,6 +62,7 @@ tiering_inputs (GArray *inputs, gpointer data)
       .aggregations = vt_tracker_aggregations (t),
       .heat_pending = vt_tracker_aggregations (t) == 0,
       .weight = p.weight, .min = p.min, .max = p.max,
+      .interleave_top = p.interleave_top, .interleave_slow = p.interleave_slow,
       /* VFIO pins all of its RAM: managed as off (its bytes stay where they
        * are, outside the division), and said so. */
       .mode = vt_vm_get_vfio_device (vm) ? VT_TIER_MODE_OFF : p.mode,
@@ -528,6 +529,8 @@ add_policy (GVariantDict *d, VtPolicies *policies, const char *name)
   g_variant_dict_insert (d, "min", "t", p.min);
   g_variant_dict_insert (d, "max", "t", p.max);
   g_variant_dict_insert (d, "mode", "s", vt_tier_mode_name (p.mode));
+  g_autofree char *ratio = vt_interleave_format (p.interleave_top, p.interleave_slow);
+  g_variant_dict_insert (d, "interleave", "s", ratio);
   g_variant_dict_insert (d, "policy_source", "s", source);
   const char *policy_error = vt_policies_error (policies, name);
   g_variant_dict_insert (d, "policy_error", "s", policy_error ? policy_error : "");

@@ -50,8 +50,7 @@ nodes_equal (const GArray *a, const GArray *b)
 gboolean
 vt_policy_entry_equal (const VtPolicyEntry *a, const VtPolicyEntry *b)
 {
-  return a->policy.weight == b->policy.weight && a->policy.min == b->policy.min
-         && a->policy.max == b->policy.max && a->policy.mode == b->policy.mode
+  return vt_vm_policy_equal (&a->policy, &b->policy)
          && g_strcmp0 (a->name, b->name) == 0 && g_strcmp0 (a->label, b->label) == 0
          && nodes_equal (a->fast, b->fast) && nodes_equal (a->slow, b->slow);
 }
@@ -165,6 +164,10 @@ vt_policy_store_save (const char *path, GHashTable *entries, GError **error)
     g_key_file_set_value (kf, group, "min", min);
     g_key_file_set_value (kf, group, "max", max);
     g_key_file_set_value (kf, group, "mode", vt_tier_mode_name (p->mode));
+    if (p->interleave_top && p->interleave_slow) {
+      g_autofree char *ratio = vt_interleave_format (p->interleave_top, p->interleave_slow);
+      g_key_file_set_value (kf, group, "interleave", ratio);
+    }
     if (e->label)
       g_key_file_set_string (kf, group, "label", e->label);
     const GArray *lists[] = { e->fast, e->slow };

@@ -147,14 +147,14 @@ static gboolean
 parse_element (const xmlNode *node, Parsed *p, guint *seen, GError **error)
 {
   static const char *const names[] = { "weight", "min", "max", "mode", "fast-nodes",
-                                       "slow-nodes", "label" };
+                                       "slow-nodes", "label", "interleave" };
   const char *name = (const char *) node->name;
   guint i = 0;
   while (i < G_N_ELEMENTS (names) && !g_str_equal (name, names[i]))
     i++;
   if (i == G_N_ELEMENTS (names))
     return fail (error, "unknown element <%s> (known: weight, min, max, mode, fast-nodes, "
-                 "slow-nodes, label)", name);
+                 "slow-nodes, label, interleave)", name);
   if (*seen & (1u << i))
     return fail (error, "<%s> is given twice", name);
   *seen |= 1u << i;
@@ -174,10 +174,16 @@ parse_element (const xmlNode *node, Parsed *p, guint *seen, GError **error)
     return parse_size (node, text, &p->policy.max, error);
   case 3:
     if (!vt_tier_mode_parse (text, &p->policy.mode))
-      return fail (error, "<mode> must be auto, fast-only, slow-only or off, not '%s'", text);
+      return fail (error, "<mode> must be auto, fast-only, slow-only, off or interleave, not '%s'",
+                   text);
     return TRUE;
   case 6:
     return parse_label (text, &p->label, error);
+  case 7:
+    if (!vt_interleave_parse (text, &p->policy.interleave_top, &p->policy.interleave_slow))
+      return fail (error, "<interleave> must be TOP:SLOW (each 1..%u, e.g. 3:1) or auto, not '%s'",
+                   VT_INTERLEAVE_WEIGHT_MAX, text);
+    return TRUE;
   default:
     return parse_nodes (name, text, &p->nodes[i - 4], error);
   }
@@ -295,6 +301,9 @@ format (const VtVmPolicy *policy, const GArray *fast_nodes, const GArray *slow_n
   append_size (s, p, "min", policy->min);
   append_size (s, p, "max", policy->max);
   g_string_append_printf (s, "  <%smode>%s</%smode>\n", p, vt_tier_mode_name (policy->mode), p);
+  if (policy->interleave_top && policy->interleave_slow)
+    g_string_append_printf (s, "  <%sinterleave>%u:%u</%sinterleave>\n", p, policy->interleave_top,
+                            policy->interleave_slow, p);
   append_nodes (s, p, "fast-nodes", fast_nodes);
   append_nodes (s, p, "slow-nodes", slow_nodes);
   if (!*p) { /* values so far hold no spaces: only the layout goes */

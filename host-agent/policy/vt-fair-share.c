@@ -30,6 +30,7 @@ static const char *const mode_names[] = {
   [VT_TIER_MODE_FAST_ONLY] = "fast-only",
   [VT_TIER_MODE_SLOW_ONLY] = "slow-only",
   [VT_TIER_MODE_OFF] = "off",
+  [VT_TIER_MODE_INTERLEAVE] = "interleave",
 };
 
 gboolean
@@ -54,6 +55,30 @@ vt_tier_mode_name (VtTierMode mode)
   return mode_names[mode];
 }
 
+gboolean
+vt_interleave_parse (const char *text, guint *top, guint *slow)
+{
+  g_return_val_if_fail (text != NULL && top != NULL && slow != NULL, FALSE);
+  if (g_str_equal (text, "auto")) {
+    *top = *slow = 0;
+    return TRUE;
+  }
+  g_auto (GStrv) parts = g_strsplit (text, ":", -1);
+  guint64 a, b;
+  if (g_strv_length (parts) != 2 ||
+      !g_ascii_string_to_unsigned (parts[0], 10, 1, VT_INTERLEAVE_WEIGHT_MAX, &a, NULL) ||
+      !g_ascii_string_to_unsigned (parts[1], 10, 1, VT_INTERLEAVE_WEIGHT_MAX, &b, NULL))
+    return FALSE;
+  *top = (guint) a, *slow = (guint) b;
+  return TRUE;
+}
+
+char *
+vt_interleave_format (guint top, guint slow)
+{
+  return top && slow ? g_strdup_printf ("%u:%u", top, slow) : g_strdup ("auto");
+}
+
 /* What one VM may get: at least floor (its guarantee), at most ceiling (its
  * effective demand), in between by weight. floor <= ceiling. */
 typedef struct {
@@ -76,6 +101,7 @@ effective_demand (const VtShareRequest *r)
   switch (r->mode)
     {
     case VT_TIER_MODE_AUTO:
+    case VT_TIER_MODE_INTERLEAVE: /* its demand: its ratio's part of what it holds */
       return MIN (r->demand, usable);
     case VT_TIER_MODE_FAST_ONLY:
       return usable;

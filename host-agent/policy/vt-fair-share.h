@@ -14,10 +14,20 @@ typedef enum {
   VT_TIER_MODE_FAST_ONLY, /* all of its RAM wants the top tier (demand = size) */
   VT_TIER_MODE_SLOW_ONLY, /* none of it: target 0 */
   VT_TIER_MODE_OFF,       /* not managed: its top-tier bytes stay, and count as used */
+  VT_TIER_MODE_INTERLEAVE, /* its memory over the tiers in a ratio, whatever its heat
+                            * (demand = that part of its resident bytes) */
 } VtTierMode;
 
 gboolean vt_tier_mode_parse (const char *text, VtTierMode *out);
-const char *vt_tier_mode_name (VtTierMode mode); /* "auto", "fast-only", "slow-only", "off" */
+/* "auto", "fast-only", "slow-only", "off", "interleave" */
+const char *vt_tier_mode_name (VtTierMode mode);
+
+/* Mode interleave's ratio of a VM's memory on the top and the slow tier:
+ * "TOP:SLOW", each 1..1000 (e.g. "3:1"), or "auto" (0:0), for the ratio of
+ * the tiers' bandwidths (HMAT). */
+#define VT_INTERLEAVE_WEIGHT_MAX 1000
+gboolean vt_interleave_parse (const char *text, guint *top, guint *slow);
+char *vt_interleave_format (guint top, guint slow);
 
 typedef struct {
   guint weight;      /* 1..10000 */

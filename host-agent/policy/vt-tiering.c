@@ -955,6 +955,119 @@ plan_exchange (VtTiering *t, VmRound *v, guint64 bytes, guint64 budget, GArray *
   return v->swap_up.planned;
 }
 
+/* ---- mode interleave ---- */
+
+/* Its part of the top tier in 64ths: its ratio (or the bandwidths of the
+ * nodes it would use, HMAT; 1:1 without figures), as far as its share
+ * allows. 64ths, not bytes: the pattern below must not shift each time
+ * its resident bytes do (that would move memory back and forth). */
+static guint
+interleave_q64 (const VtHostTiers *tiers, const VmRound *v, guint64 resident)
+{
+  double top = v->in->interleave_top, slow = v->in->interleave_slow;
+  if (top == 0 || slow == 0) {
+    const VtNodeInfo *t = vt_host_tiers_node (tiers, (guint) v->top_node);
+    const VtNodeInfo *sl = vt_host_tiers_node (tiers, (guint) v->slow_node);
+    gboolean known = t && sl && t->read_bandwidth && sl->read_bandwidth;
+    top = known ? (double) t->read_bandwidth : 1;
+    slow = known ? (double) sl->read_bandwidth : 1;
+  }
+  double f = MIN (top / (top + slow), (double) v->target / (double) resident);
+  return (guint) (f * 64 + 0.5);
+}
+
+/* Its demand: its ratio's part of what it holds (fair share may give less). */
+static guint64
+interleave_demand (const VtHostTiers *tiers, const VmRound *v, guint64 resident)
+{
+  VmRound whole = *v;
+  whole.target = resident;
+  return resident / 64 * interleave_q64 (tiers, &whole, resident);
+}
+
+/* Mode interleave: each 2 MiB chunk of the VM has its tier by a fixed
+ * pattern, q of every 64 chunks on the top tier, spread evenly (chunk c
+ * there when c * q mod 64 < q), whatever its heat: the spread of its
+ * bandwidth over the tiers that weighted interleave gives new pages,
+ * for the memory it already has. Plans the chunks that sit on the other
+ * tier: demotions first, then promotions into the room they and the
+ * round leave. One pass of page queries over its memory, as measure(). */
+static void
+plan_interleave (VtTiering *t, const VtHostTiers *tiers, const VtPfnNodes *pfns, VmRound *v,
+                 guint64 budget, guint64 *promote_room, GArray *promotes, GArray *demotes)
+{
+  const VtTieringInput *in = v->in;
+  VmState *s = vm_state (t, in->key);
+  guint64 resident = v->st->top_bytes + v->st->slow_bytes;
+  if (!v->measured || resident == 0 || v->top_node < 0 || v->slow_node < 0)
+    return;
+  guint q = interleave_q64 (tiers, v, resident);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VtPlacement) reader = vt_placement_open (in->process.pid, pfns, &error);
+  guint n_nodes = tiers->nodes->len;
+  g_autofree guint64 *per_node = g_new (guint64, MAX (n_nodes, 1));
+  g_autoptr (GArray) wrong = g_array_new (FALSE, FALSE, sizeof (Job));
+  gint64 now = g_get_monotonic_time ();
+  for (guint i = 0; reader && i < in->n_regions; i++) {
+    const VtRegion *r = &in->regions[i];
+    for (guint64 c = r->start / HUGE_PAGE; r->end > r->start && c <= (r->end - 1) / HUGE_PAGE; c++) {
+      guint64 from = MAX (r->start, c * HUGE_PAGE), to = MIN (r->end, (c + 1) * HUGE_PAGE);
+      gboolean top = (c * q) % 64 < q;
+      guint64 per_class[VT_PAGE_CLASSES] = { 0 };
+      memset (per_node, 0, MAX (n_nodes, 1) * sizeof *per_node);
+      if (!vt_placement_count (reader, from, to, per_node, n_nodes, per_class, &error))
+        break;
+      guint64 there = 0, most = 0;
+      guint src = 0;
+      for (guint n = 0; n < n_nodes; n++) {
+        const VtNodeInfo *info = vt_host_tiers_node (tiers, n);
+        if (!info || info->top == top || per_node[n] == 0)
+          continue;
+        there += per_node[n];
+        if (per_node[n] > most)
+          most = per_node[n], src = n;
+      }
+      if (there == 0 || vt_unmovable_bytes_in (s->unmovable, from, to, top, now) > 0)
+        continue;
+      int node = top ? v->top_node : v->slow_node;
+      VtMoveKey move = { src, (guint) node, page_class_of (in, per_class) };
+      Job job = { in->key, in->process, from, to, node, top, FALSE, FALSE, there, 0, 0, move,
+                  FALSE };
+      g_array_append_val (wrong, job);
+      (top ? &v->up : &v->down)->eligible += there;
+    }
+  }
+  if (error)
+    g_debug ("tiering %s: interleave: %s", in->name, error->message);
+  for (guint pass = 0; pass < 2; pass++) {
+    gboolean up = pass == 1;
+    PlanResult *res = up ? &v->up : &v->down;
+    GArray *jobs = up ? promotes : demotes;
+    guint first = jobs->len;
+    for (guint k = 0; k < wrong->len && v->up.planned + v->down.planned < budget; k++) {
+      const Job *job = &g_array_index (wrong, Job, k);
+      if (job->promote != up)
+        continue;
+      if (up && v->up.planned + job->bytes > *promote_room + v->down.planned)
+        break; /* no room left: the rest next round */
+      /* A chunk that continues the last one's range extends its job. */
+      Job *last = jobs->len > first ? &g_array_index (jobs, Job, jobs->len - 1) : NULL;
+      if (last && last->end == job->start && last->move.from == job->move.from &&
+          last->bytes + job->bytes <= job_bytes (t, budget, &last->move))
+        last->end = job->end, last->bytes += job->bytes;
+      else
+        g_array_append_val (jobs, *job);
+      res->planned += job->bytes;
+    }
+  }
+  guint64 took = v->up.planned > v->down.planned ? v->up.planned - v->down.planned : 0;
+  *promote_room -= MIN (*promote_room, took);
+  g_debug ("tiering %s: interleave %u/64 on the top tier: %" G_GUINT64_FORMAT " MiB to come up, %"
+           G_GUINT64_FORMAT " MiB to go down; planned %" G_GUINT64_FORMAT " up, %" G_GUINT64_FORMAT
+           " down", in->name, q, v->up.eligible >> 20, v->down.eligible >> 20, v->up.planned >> 20,
+           v->down.planned >> 20);
+}
+
 /* Why the VM's memory does (not) move this round. */
 static VtTieringStatus
 status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_down, guint64 room)
@@ -1039,6 +1152,9 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
                                 v->current };
     v->top_node = vt_host_tiers_pick (tiers, TRUE, v->allowed, in->fast_nodes);
     v->slow_node = vt_host_tiers_pick (tiers, FALSE, v->allowed, in->slow_nodes);
+    if (in->mode == VT_TIER_MODE_INTERLEAVE && v->measured && v->top_node >= 0 &&
+        v->slow_node >= 0)
+      req[i].demand = interleave_demand (tiers, v, v->st->top_bytes + v->st->slow_bytes);
     v->taken_up = g_new0 (gboolean, MAX (in->n_regions, 1));
     g_ptr_array_add (owned, v->taken_up);
     v->warm_slow = v->measured && in->mode == VT_TIER_MODE_AUTO && v->top_node >= 0
@@ -1129,8 +1245,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     /* A VM whose heat is not known yet reads all cold: its share would
      * be 0, and under contention its hot memory would go down in its
      * first round (seen in a 4-VM matrix log: "target 0 MiB ... down"). */
-    if (v->in->mode == VT_TIER_MODE_OFF || v->in->heat_pending ||
-        v->current <= v->target + dead_band (v->target))
+    if (v->in->mode == VT_TIER_MODE_OFF || v->in->mode == VT_TIER_MODE_INTERLEAVE ||
+        v->in->heat_pending || v->current <= v->target + dead_band (v->target))
       continue;
     guint64 bytes = v->current - v->target;
     gboolean makes_room = waiting > freed && v->warm_slow == 0 &&
@@ -1171,8 +1287,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   g_autoptr (GPtrArray) up_order = by_imbalance (vr, n, TRUE);
   for (guint k = 0; k < up_order->len; k++) {
     VmRound *v = up_order->pdata[k];
-    if (v->in->mode == VT_TIER_MODE_OFF || v->top_node < 0 ||
-        v->target <= v->st->hot_top + dead_band (v->target))
+    if (v->in->mode == VT_TIER_MODE_OFF || v->in->mode == VT_TIER_MODE_INTERLEAVE ||
+        v->top_node < 0 || v->target <= v->st->hot_top + dead_band (v->target))
       continue;
     v->up = plan_vm_taken (t, v->in, v->place, TRUE, PROMOTE_HOT,
                            MIN (v->target - v->st->hot_top, promote_room), v->top_node, budget,
@@ -1218,7 +1334,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 swap_budget = budget / 2;
   for (guint k = 0; k < up_order->len && swap_budget > 0; k++) {
     VmRound *v = up_order->pdata[k];
-    if (v->st->hot_slow > dead_band (v->target) && v->up.planned == 0 && v->down.planned == 0)
+    if (v->in->mode != VT_TIER_MODE_INTERLEAVE && v->st->hot_slow > dead_band (v->target) &&
+        v->up.planned == 0 && v->down.planned == 0)
       swap_budget -= MIN (swap_budget, plan_exchange (t, v, MIN (v->st->hot_slow, swap_budget),
                                                       budget, demotes, promotes));
   }
@@ -1227,6 +1344,11 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
    * this round's demotions take to give it back, and hot memory on a slow
    * node is what the guest feels. With the reserve kept between every
    * pair, a busy VM's promotions came up at half the mover's speed. */
+  for (guint k = 0; k < up_order->len; k++) {
+    VmRound *v = up_order->pdata[k];
+    if (v->in->mode == VT_TIER_MODE_INTERLEAVE)
+      plan_interleave (t, tiers, pfns, v, budget, &promote_room, promotes, demotes);
+  }
   guint64 lend = tiers->top_free > low ? tiers->top_free - low : 0;
   merge_jobs (t->jobs, demotes, promotes, MIN (lend, room + freed));
 
@@ -1242,6 +1364,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
                          v->warm_slow > 0);
     gboolean wants_down = v->measured && v->current > v->target + dead_band (v->target) &&
                           (t->demoting || v->in->mode == VT_TIER_MODE_SLOW_ONLY);
+    if (v->in->mode == VT_TIER_MODE_INTERLEAVE) /* chunks on the other tier than its pattern's */
+      wants_up = v->up.eligible > 0, wants_down = v->down.eligible > 0;
     v->st->status = status_of (t, v, wants_up, wants_down, room);
     v->st->rounds++;
     v->st->hot_slow_young = v->up.young;

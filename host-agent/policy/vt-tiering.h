@@ -80,6 +80,8 @@ typedef struct {
   guint weight;
   guint64 min, max;
   VtTierMode mode;
+  /* mode interleave: its top:slow ratio; 0:0, the tiers' bandwidths */
+  guint interleave_top, interleave_slow;
   /* Host nodes (guint) its policy names as its fast and slow tiers, within
    * the host's own; NULL: any of the host's. */
   const GArray *fast_nodes, *slow_nodes;

@@ -106,7 +106,9 @@ static void
 test_vm_policies (void)
 {
   g_autofree char *path = write_conf ("[vm db]\nweight=300\nmin=1G\nmax=none\nmode=fast-only\n"
-                                      "[vm web]\nweight=0\nmin=lots\nmode=fastest\ncolour=red\n");
+                                      "[vm web]\nweight=0\nmin=lots\nmode=fastest\ncolour=red\n"
+                                      "interleave=3-1\n"
+                                      "[vm mix]\nmode=interleave\ninterleave=7:2\n");
   g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (VtConfig) c = vt_config_load (path, problems, NULL);
   VtVmPolicy *db = g_hash_table_lookup (c->vm_policies, "db");
@@ -124,6 +126,12 @@ test_vm_policies (void)
   g_assert_true (problems_mention (problems, "[vm web] min = 'lots'", NULL));
   g_assert_true (problems_mention (problems, "[vm web] mode = 'fastest'", NULL));
   g_assert_true (problems_mention (problems, "unknown option 'colour' in [vm web]", NULL));
+  g_assert_true (problems_mention (problems, "[vm web] interleave = '3-1' is not TOP:SLOW", NULL));
+  g_assert_cmpuint (web->interleave_top + web->interleave_slow, ==, 0);
+  VtVmPolicy *mix = g_hash_table_lookup (c->vm_policies, "mix");
+  g_assert_cmpint (mix->mode, ==, VT_TIER_MODE_INTERLEAVE);
+  g_assert_cmpuint (mix->interleave_top, ==, 7);
+  g_assert_cmpuint (mix->interleave_slow, ==, 2);
 }
 
 /* [metrics] listen: an address is kept, a typo named (no endpoint), empty is none. */

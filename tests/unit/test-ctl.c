@@ -78,6 +78,9 @@ sample_vms (void)
   g_variant_builder_add (&db, "{sv}", "uuid", g_variant_new_string (""));
   g_variant_builder_add (&db, "{sv}", "pid", g_variant_new_uint32 (4343));
   g_variant_builder_add (&db, "{sv}", "via", g_variant_new_string ("qmp"));
+  g_variant_builder_add (&db, "{sv}", "mode", g_variant_new_string ("interleave"));
+  g_variant_builder_add (&db, "{sv}", "interleave", g_variant_new_string ("3:1"));
+  g_variant_builder_add (&db, "{sv}", "weight", g_variant_new_uint32 (100));
   g_variant_builder_add (&db, "{sv}", "state", g_variant_new_string ("error"));
   g_variant_builder_add (&db, "{sv}", "error", g_variant_new_string ("QMP socket refused the connection"));
   g_variant_builder_add (&db, "{sv}", "source", g_variant_new_string (""));
@@ -195,6 +198,7 @@ test_list_text (void)
   g_autofree char *db = vt_test_line_starting (text, "db ");
   g_assert_nonnull (db);
   g_assert_nonnull (strstr (db, "error"));
+  g_assert_nonnull (strstr (db, "interleave 3:1 w100")); /* mode interleave shows its ratio */
   g_assert_true (g_str_has_suffix (db, "-"));
   g_autofree char *db_and_error = g_strconcat (db, "\n  error: QMP socket refused the connection\n", NULL);
   g_assert_nonnull (strstr (text, db_and_error));

@@ -18,6 +18,8 @@ assert_policy_eq (const VtVmPolicy *a, const VtVmPolicy *b)
   g_assert_cmpuint (a->min, ==, b->min);
   g_assert_cmpuint (a->max, ==, b->max);
   g_assert_cmpint (a->mode, ==, b->mode);
+  g_assert_cmpuint (a->interleave_top, ==, b->interleave_top);
+  g_assert_cmpuint (a->interleave_slow, ==, b->interleave_slow);
 }
 
 /* What libvirt 11.3 in the testbed printed: no namespace, weight 200. */
@@ -55,7 +57,7 @@ test_everything (void)
   g_autoptr (GError) error = NULL;
   g_assert_true (vt_domain_metadata_parse (xml, &p, &fast, &slow, NULL, &error));
   g_assert_no_error (error);
-  VtVmPolicy want = { 300, 512ull << 20, 2ull << 30, VT_TIER_MODE_FAST_ONLY };
+  VtVmPolicy want = { 300, 512ull << 20, 2ull << 30, VT_TIER_MODE_FAST_ONLY, 0, 0 };
   assert_policy_eq (&p, &want);
   g_autofree char *f = vt_format_nodelist (fast);
   g_autofree char *s = vt_format_nodelist (slow);
@@ -66,9 +68,9 @@ test_everything (void)
    * a default namespace is vtier's as well. */
   const char *suffixed = "<tiering xmlns='" VT_DOMAIN_METADATA_URI "'><min>512M</min>"
                          "<max>none</max></tiering>";
-  p = (VtVmPolicy) { 7, 1, 2, VT_TIER_MODE_OFF };
+  p = (VtVmPolicy) { 7, 1, 2, VT_TIER_MODE_OFF, 0, 0 };
   g_assert_true (vt_domain_metadata_parse (suffixed, &p, NULL, NULL, NULL, &error));
-  want = (VtVmPolicy) { 7, 512ull << 20, G_MAXUINT64, VT_TIER_MODE_OFF };
+  want = (VtVmPolicy) { 7, 512ull << 20, G_MAXUINT64, VT_TIER_MODE_OFF, 0, 0 };
   assert_policy_eq (&p, &want);
 }
 
@@ -86,12 +88,14 @@ test_bad_inputs (void)
       "vtier metadata: <weight> must be 1..10000, not 'heavy'" },
     { "<tiering><wieght>200</wieght></tiering>",
       "vtier metadata: unknown element <wieght> (known: weight, min, max, mode, fast-nodes, "
-      "slow-nodes, label)" },
+      "slow-nodes, label, interleave)" },
     { "<tiering>\n<weight>200</weight>\n<mode>auto</tiering>",
       "vtier metadata: not XML: line 3: Opening and ending tag mismatch: mode line 3 and tiering" },
     { "", "vtier metadata: not XML: no element (the text is empty)" },
     { "<tiering><mode>fast</mode></tiering>",
-      "vtier metadata: <mode> must be auto, fast-only, slow-only or off, not 'fast'" },
+      "vtier metadata: <mode> must be auto, fast-only, slow-only, off or interleave, not 'fast'" },
+    { "<tiering><interleave>3:0</interleave></tiering>",
+      "vtier metadata: <interleave> must be TOP:SLOW (each 1..1000, e.g. 3:1) or auto, not '3:0'" },
     { "<tiering><min unit='MB'>512</min></tiering>",
       "vtier metadata: <min> unit must be B, KiB, MiB, GiB or TiB, not 'MB'" },
     { "<tiering><min unit='MiB'>1.5</min></tiering>",
@@ -130,7 +134,7 @@ test_bad_inputs (void)
       "vtier metadata: <weight> is in namespace urn:x, not " VT_DOMAIN_METADATA_URI },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
-    VtVmPolicy p = { 42, 1, 2, VT_TIER_MODE_SLOW_ONLY };
+    VtVmPolicy p = { 42, 1, 2, VT_TIER_MODE_SLOW_ONLY, 0, 0 };
     const VtVmPolicy before = p;
     GArray *fast = NULL, *slow = NULL;
     g_autoptr (GError) error = NULL;
@@ -149,10 +153,10 @@ test_bad_inputs (void)
 static void
 test_partial_keeps_rest (void)
 {
-  VtVmPolicy p = { 5, 1024, 4096, VT_TIER_MODE_OFF };
+  VtVmPolicy p = { 5, 1024, 4096, VT_TIER_MODE_OFF, 0, 0 };
   g_assert_true (vt_domain_metadata_parse ("<tiering><weight>9</weight></tiering>", &p, NULL,
                                            NULL, NULL, NULL));
-  VtVmPolicy want = { 9, 1024, 4096, VT_TIER_MODE_OFF };
+  VtVmPolicy want = { 9, 1024, 4096, VT_TIER_MODE_OFF, 0, 0 };
   assert_policy_eq (&p, &want);
 }
 
@@ -195,7 +199,7 @@ round_trip (const VtVmPolicy *policy, const char *fast_list, const char *slow_li
   g_assert_true (g_str_has_prefix (xml, "<vtier:tiering xmlns:vtier=\"" VT_DOMAIN_METADATA_URI
                                         "\">"));
 
-  VtVmPolicy p = { 1, 0, 0, VT_TIER_MODE_AUTO };
+  VtVmPolicy p = { 1, 0, 0, VT_TIER_MODE_AUTO, 0, 0 };
   g_autoptr (GArray) fast = NULL;
   g_autoptr (GArray) slow = NULL;
   g_autoptr (GError) error = NULL;
@@ -213,19 +217,23 @@ test_round_trip (void)
 {
   VtVmPolicy def = VT_VM_POLICY_DEFAULT;
   round_trip (&def, NULL, NULL);
-  VtVmPolicy p = { 10000, 512ull << 20, 3ull << 30, VT_TIER_MODE_SLOW_ONLY };
+  VtVmPolicy p = { 10000, 512ull << 20, 3ull << 30, VT_TIER_MODE_SLOW_ONLY, 0, 0 };
   round_trip (&p, "0", "1-2");
-  VtVmPolicy odd = { 1, 4097, (1ull << 40) + 1024, VT_TIER_MODE_OFF };
+  VtVmPolicy odd = { 1, 4097, (1ull << 40) + 1024, VT_TIER_MODE_OFF, 0, 0 };
   round_trip (&odd, "0,2-3", NULL);
-  VtVmPolicy huge = { 2, 0, G_MAXUINT64 - 1, VT_TIER_MODE_FAST_ONLY };
+  VtVmPolicy huge = { 2, 0, G_MAXUINT64 - 1, VT_TIER_MODE_FAST_ONLY, 0, 0 };
   round_trip (&huge, NULL, "1");
+  VtVmPolicy interleave = { 100, 0, G_MAXUINT64, VT_TIER_MODE_INTERLEAVE, 3, 1 };
+  round_trip (&interleave, NULL, NULL);
+  VtVmPolicy by_bandwidth = { 100, 0, G_MAXUINT64, VT_TIER_MODE_INTERLEAVE, 0, 0 };
+  round_trip (&by_bandwidth, "0", "1");
 }
 
 /* Every value is written, in the largest exact unit; max none when no cap. */
 static void
 test_format_text (void)
 {
-  VtVmPolicy p = { 200, 512ull << 20, G_MAXUINT64, VT_TIER_MODE_AUTO };
+  VtVmPolicy p = { 200, 512ull << 20, G_MAXUINT64, VT_TIER_MODE_AUTO, 0, 0 };
   g_autoptr (GArray) fast = vt_parse_nodelist ("0", NULL);
   g_autofree char *xml = vt_domain_metadata_format (&p, fast, NULL, NULL);
   g_assert_cmpstr (xml, ==,

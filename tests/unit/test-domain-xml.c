@@ -218,7 +218,7 @@ test_real_domain (void)
   xmlNode *meta = the_node (doc, "/domain/metadata/vtier:tiering");
   g_autoptr (xmlBuffer) buf = xmlBufferCreate ();
   xmlNodeDump (buf, doc, meta, 0, 0);
-  VtVmPolicy p = { 1, 2, 3, VT_TIER_MODE_OFF };
+  VtVmPolicy p = { 1, 2, 3, VT_TIER_MODE_OFF, 0, 0 };
   g_autoptr (GError) error = NULL;
   g_autoptr (GArray) fast = NULL;
   g_autoptr (GArray) slow = NULL;

@@ -293,7 +293,7 @@ random_request (GRand *rand, guint64 scale)
   static const VtTierMode modes[] = { VT_TIER_MODE_AUTO, VT_TIER_MODE_AUTO,
                                       VT_TIER_MODE_AUTO, VT_TIER_MODE_AUTO,
                                       VT_TIER_MODE_FAST_ONLY, VT_TIER_MODE_SLOW_ONLY,
-                                      VT_TIER_MODE_OFF };
+                                      VT_TIER_MODE_OFF, VT_TIER_MODE_INTERLEAVE };
   VtShareRequest r;
   r.weight = g_rand_boolean (rand) ? (guint) g_rand_int_range (rand, 1, 4)
                                    : (guint) g_rand_int_range (rand, 1, 10001);
@@ -313,6 +313,7 @@ demand_of (const VtShareRequest *r)
   switch (r->mode)
     {
     case VT_TIER_MODE_AUTO:
+    case VT_TIER_MODE_INTERLEAVE:
       return MIN (r->demand, usable);
     case VT_TIER_MODE_FAST_ONLY:
       return usable;
@@ -415,9 +416,10 @@ test_random_invariants (void)
 static void
 test_mode_names (void)
 {
-  static const char *const names[] = { "auto", "fast-only", "slow-only", "off" };
+  static const char *const names[] = { "auto", "fast-only", "slow-only", "off", "interleave" };
   static const VtTierMode modes[] = { VT_TIER_MODE_AUTO, VT_TIER_MODE_FAST_ONLY,
-                                      VT_TIER_MODE_SLOW_ONLY, VT_TIER_MODE_OFF };
+                                      VT_TIER_MODE_SLOW_ONLY, VT_TIER_MODE_OFF,
+                                      VT_TIER_MODE_INTERLEAVE };
 
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
@@ -434,11 +436,37 @@ test_mode_names (void)
   g_assert_cmpint (mode, ==, VT_TIER_MODE_SLOW_ONLY);
 }
 
+/* Interleave ratios: "TOP:SLOW" each 1..1000, or auto (0:0); anything
+ * else refused, the outputs untouched. */
+static void
+test_interleave_ratio (void)
+{
+  guint top = 7, slow = 7;
+  g_assert_true (vt_interleave_parse ("3:1", &top, &slow));
+  g_assert_cmpuint (top, ==, 3);
+  g_assert_cmpuint (slow, ==, 1);
+  g_autofree char *text = vt_interleave_format (top, slow);
+  g_assert_cmpstr (text, ==, "3:1");
+  g_assert_true (vt_interleave_parse ("auto", &top, &slow));
+  g_assert_cmpuint (top + slow, ==, 0);
+  g_autofree char *auto_text = vt_interleave_format (0, 0);
+  g_assert_cmpstr (auto_text, ==, "auto");
+  static const char *const bad[] = { "", "3", "3:", ":1", "0:1", "1:0", "3:1:1", "1001:1",
+                                     "-1:2", "3/1", "a:b", " 3:1" };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+    top = slow = 9;
+    g_assert_false (vt_interleave_parse (bad[i], &top, &slow));
+    g_assert_cmpuint (top, ==, 9);
+    g_assert_cmpuint (slow, ==, 9);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/fair-share/weights", test_weights);
+  g_test_add_func ("/fair-share/interleave-ratio", test_interleave_ratio);
   g_test_add_func ("/fair-share/work-conserving", test_work_conserving);
   g_test_add_func ("/fair-share/min-honored", test_min_honored);
   g_test_add_func ("/fair-share/max-cap", test_max_cap);

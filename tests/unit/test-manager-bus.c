@@ -356,7 +356,7 @@ static const struct {
   { "error", "s" }, { "source", "s" }, { "source_reason", "s" }, { "ram_bytes", "t" },
   { "hot_bytes", "t" }, { "node_bytes", "a{ut}" }, { "nr_regions", "u" },
   { "write_mbps", "d" }, { "kdamond_pid", "u" }, { "aggregations", "t" }, { "ram_map_from", "s" },
-  { "weight", "u" }, { "min", "t" }, { "max", "t" }, { "mode", "s" },
+  { "weight", "u" }, { "min", "t" }, { "max", "t" }, { "mode", "s" }, { "interleave", "s" },
   { "policy_source", "s" }, { "policy_error", "s" }, { "label", "s" }, { "fast_nodes", "au" },
   { "slow_nodes", "au" }, { "demand_bytes", "t" }, { "target_bytes", "t" },
   { "top_bytes", "t" }, { "promoted_bytes", "t" }, { "demoted_bytes", "t" },
@@ -453,11 +453,11 @@ test_set_policy_invalid (Fixture *f, gconstpointer data)
   call_fails (f, "SetPolicy", policy ("weight", g_variant_new_uint32 (0)), VT_ERROR_INVALID,
               "org.vtier.Error.InvalidValue",
               "bad policy value weight = uint32 0 (weight: u 1..10000, min/max: t bytes, "
-              "mode: auto|fast-only|slow-only|off)");
+              "mode: auto|fast-only|slow-only|off|interleave, interleave: s TOP:SLOW or auto)");
   call_fails (f, "SetPolicy", policy ("mode", g_variant_new_string ("fast")), VT_ERROR_INVALID,
               "org.vtier.Error.InvalidValue",
               "bad policy value mode = 'fast' (weight: u 1..10000, min/max: t bytes, "
-              "mode: auto|fast-only|slow-only|off)");
+              "mode: auto|fast-only|slow-only|off|interleave, interleave: s TOP:SLOW or auto)");
   /* Nothing changed, nothing kept. */
   g_autoptr (GVariant) vms = list_vms (f);
   g_autoptr (GVariant) vm = g_variant_get_child_value (vms, 0);

@@ -23,6 +23,7 @@ test_set_is_kept (void)
   VtPolicies *ps = vt_policies_new (config, file);
   VtVmPolicy p = VT_VM_POLICY_DEFAULT;
   p.weight = 300;
+  p.mode = VT_TIER_MODE_INTERLEAVE, p.interleave_top = 5, p.interleave_slow = 2;
   g_autoptr (GError) error = NULL;
   g_assert_true (vt_policies_set (ps, "web", &p, &error));
   g_assert_no_error (error);
@@ -31,7 +32,7 @@ test_set_is_kept (void)
   g_autoptr (GHashTable) saved = vt_policy_store_load (file);
   const VtPolicyEntry *kept = g_hash_table_lookup (saved, "vm web");
   g_assert_nonnull (kept);
-  g_assert_cmpuint (kept->policy.weight, ==, 300);
+  g_assert_true (vt_vm_policy_equal (&kept->policy, &p));
   vt_policies_free (ps);
   g_autofree char *cmd = g_strdup_printf ("rm -rf %s", dir);
   g_assert_cmpint (system (cmd), ==, 0);
@@ -123,7 +124,7 @@ test_regenerated_domain (Store *st, gconstpointer data)
   g_assert_cmpstr (vt_policies_label (ps, "web"), ==, "eu web");
   g_assert_cmpuint (vt_policies_fast_nodes (ps, "web")->len, ==, 1);
   /* vtierctl set writes it back whole: the label and nodes stay. */
-  VtVmPolicy p = { 50, 0, G_MAXUINT64, VT_TIER_MODE_AUTO };
+  VtVmPolicy p = { 50, 0, G_MAXUINT64, VT_TIER_MODE_AUTO, 0, 0 };
   g_autofree char *xml = vt_policies_format_metadata (ps, "web", &p);
   g_assert_nonnull (strstr (xml, "<weight>50</weight>"));
   g_assert_nonnull (strstr (xml, "<fast-nodes>0</fast-nodes><label>eu web</label>"));
@@ -196,8 +197,8 @@ static void
 test_config_by_uuid (Store *st, gconstpointer data)
 {
   (void) data;
-  VtVmPolicy by_name = { 20, 0, G_MAXUINT64, VT_TIER_MODE_AUTO };
-  VtVmPolicy by_uuid = { 30, 0, G_MAXUINT64, VT_TIER_MODE_AUTO };
+  VtVmPolicy by_name = { 20, 0, G_MAXUINT64, VT_TIER_MODE_AUTO, 0, 0 };
+  VtVmPolicy by_uuid = { 30, 0, G_MAXUINT64, VT_TIER_MODE_AUTO, 0, 0 };
   g_hash_table_insert (st->config, g_strdup ("web"), g_memdup2 (&by_name, sizeof by_name));
   g_autoptr (VtPolicies) ps = vt_policies_new (st->config, st->file);
   vt_policies_add_vm (ps, "web", "libvirt", UUID);

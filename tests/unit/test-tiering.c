@@ -189,6 +189,7 @@ typedef struct {
   guint64 huge_page_size[2]; /* hugetlbfs RAM: its page size */
   const char *pinned_by[2];  /* a VFIO device's driver: all its RAM pinned */
   gboolean heat_pending[2];  /* no aggregation of its heat yet */
+  guint interleave[2][2];    /* mode interleave: top:slow, 0:0 auto */
   guint64 aggregations[2];   /* its heat's aggregations so far; 0: every round a new one */
   guint n_vms;
 } World;
@@ -206,6 +207,7 @@ inputs (GArray *out, gpointer data)
       .fast_nodes = v == 0 ? w->fast_nodes : NULL, .huge_page_size = w->huge_page_size[v],
       .pinned_by = w->pinned_by[v], .aggregations = w->aggregations[v],
       .heat_pending = w->heat_pending[v],
+      .interleave_top = w->interleave[v][0], .interleave_slow = w->interleave[v][1],
     };
     for (int r = 0; r < 4; r++)
       if (w->regions[v][r].nr_accesses >= 4)
@@ -704,6 +706,62 @@ test_passing_scan_stays_down (void)
   }
   const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
   g_assert_cmpuint (st->promoted, ==, 0);
+  drop_host ();
+}
+
+/* Where mode interleave puts 2 MiB chunk `c` for `q` 64ths on the top tier. */
+static gboolean
+interleave_top_chunk (guint64 c, guint q)
+{
+  return (c * q) % 64 < q;
+}
+
+/* The VM's pages where interleave at q/64 wants them: how many are not. */
+static guint
+misplaced (guint q)
+{
+  guint wrong = 0;
+  for (int p = 0; p < PAGES; p++) {
+    guint64 c = (BASE + (guint64) p * PAGE) >> 21;
+    wrong += placement[0][p] != (interleave_top_chunk (c, q) ? 0 : 1);
+  }
+  return wrong;
+}
+
+/* Mode interleave 3:1, its RAM all on the slow node: 3 of every 4 chunks
+ * come up, spread evenly, whatever the heat says; then nothing moves, and
+ * a region turning hot changes nothing. Without a ratio, the tiers'
+ * bandwidths (HMAT: 200 and 30 GB/s, 56/64 on the top tier) give it. */
+static void
+test_interleave_places_by_ratio (void)
+{
+  World w;
+  one_vm_on_the_slow_node (&w, 0);
+  w.mode[0] = VT_TIER_MODE_INTERLEAVE;
+  w.interleave[0][0] = 3, w.interleave[0][1] = 1;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 20);
+  g_assert_cmpuint (misplaced (48), ==, 0);
+  g_assert_cmpuint (count (0, 0, PAGES, 0), ==, PAGES * 3 / 4);
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpint (st->status, ==, VT_TIERING_STATUS_AT_TARGET);
+  guint64 moved = st->promoted + st->demoted;
+  w.regions[0][1].nr_accesses = 40;
+  run_rounds (t, 5);
+  g_assert_cmpuint (st->promoted + st->demoted, ==, moved);
+  g_assert_cmpuint (misplaced (48), ==, 0);
+  g_clear_pointer (&t, vt_tiering_free);
+  drop_host ();
+
+  one_vm_on_the_slow_node (&w, 0);
+  vt_test_put_file (root, "sys/devices/system/node/node0/access0/initiators/read_bandwidth",
+                    "200000\n");
+  vt_test_put_file (root, "sys/devices/system/node/node1/access0/initiators/read_bandwidth",
+                    "30000\n");
+  w.mode[0] = VT_TIER_MODE_INTERLEAVE;
+  t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 20);
+  g_assert_cmpuint (misplaced (56), ==, 0);
   drop_host ();
 }
 
@@ -1368,6 +1426,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/cold-makes-room-for-warm", test_cold_makes_room_for_warm);
   g_test_add_func ("/tiering/warm-without-room-says-so", test_warm_without_room_says_so);
   g_test_add_func ("/tiering/passing-scan-stays-down", test_passing_scan_stays_down);
+  g_test_add_func ("/tiering/interleave-places-by-ratio", test_interleave_places_by_ratio);
   g_test_add_func ("/tiering/passing-hot-scan-stays-down", test_passing_hot_scan_stays_down);
   g_test_add_func ("/tiering/flickering-is-not-cold", test_flickering_is_not_cold);
   g_test_add_func ("/tiering/watermark-takes-cold-only", test_watermark_takes_cold_only);
