@@ -2,7 +2,7 @@
 BUILD ?= build
 export VTIER_BUILD_DIR := $(abspath $(BUILD))
 
-.PHONY: all deps build check check-matrix check-long soak unit demo bench bench-tracking deb qemu-patched clean
+.PHONY: all deps build check check-matrix check-long check-qemu-patched soak unit demo bench bench-tracking deb qemu-patched clean
 
 all: build
 
@@ -53,6 +53,12 @@ soak: build
 # half an hour.
 qemu-patched:
 	qemu-patches/fetch-build
+
+# L2 guests on that QEMU in the emulated host (tests/testbed/long/qemu-patched.py):
+# vtierd's RAM map from x-query-ram-blocks, weighted interleave and its live
+# changes, placement from the probe. Builds the patched QEMU first when needed.
+check-qemu-patched: build
+	tests/testbed/run --timeout 1800 --out $(BUILD)/long/qemu-patched tests/testbed/long/qemu-patched.py
 
 unit: build
 	meson test -C $(BUILD) --suite unit --print-errorlogs

@@ -22,8 +22,10 @@ build_text() { # PART
     index(s, " all ") || index(s, " " part " ")' "$TESTBED_DIR/image/build"
 }
 part_key() { # PART
-  { build_text "$1"; [ "$1" != base ] || cat "$TESTBED_DIR/image/packages"; } |
-    sha256sum | cut -c1-16
+  { build_text "$1"; [ "$1" != base ] || cat "$TESTBED_DIR/image/packages"
+    # the patched QEMU is its series and the script that builds it
+    [ "$1" != qemu-patched ] || cat "$REPO_DIR"/qemu-patches/0*.patch "$REPO_DIR/qemu-patches/fetch-build"
+  } | sha256sum | cut -c1-16
 }
 part_dir() { echo "$TESTBED_CACHE/$1-$(part_key "$1")"; } # PART
 base_image_key() { part_key base; }
