@@ -1203,9 +1203,14 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 promote_due = 0;
   for (guint i = 0; i < n; i++) {
     vr[i].target = vr[i].st->target = targets[i];
+    /* An interleave VM places by pattern, not heat: what waits is its
+     * share left unfilled, from any of its memory on a slow node. */
+    gboolean by_pattern = req[i].mode == VT_TIER_MODE_INTERLEAVE;
+    guint64 top = by_pattern ? vr[i].current : vr[i].st->hot_top;
+    guint64 slow = by_pattern ? vr[i].st->slow_bytes : vr[i].st->hot_slow;
     if (req[i].mode != VT_TIER_MODE_OFF && vr[i].measured &&
-        targets[i] > vr[i].st->hot_top + dead_band (targets[i]))
-      promote_due += MIN (targets[i] - vr[i].st->hot_top, vr[i].st->hot_slow);
+        targets[i] > top + dead_band (targets[i]))
+      promote_due += MIN (targets[i] - top, slow);
   }
   guint64 room = tiers->top_free > keep_free ? tiers->top_free - keep_free : 0;
   /* Contended: other VMs' promotions due do not fit. Only then does a VM

@@ -765,6 +765,31 @@ test_interleave_places_by_ratio (void)
   drop_host ();
 }
 
+/* An interleave VM below its share waits for room as a hot one does: a
+ * VM above its share whose memory is warm, not cold, gives it up (without
+ * that, b's half stayed on the slow node: nothing counted it as waiting). */
+static void
+test_interleave_waits_for_room (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = 0; /* a: warm memory filling DRAM */
+    placement[1][p] = 1; /* b: interleave 1:1, all on the slow node */
+  }
+  node_used_other[0] = NODE_PAGES - PAGES - 100;
+  make_host ();
+  World w;
+  world_init (&w, 2, 0);
+  for (int r = 0; r < 4; r++)
+    w.regions[0][r].nr_accesses = 3; /* warm: above the cold line, below hot */
+  w.mode[1] = VT_TIER_MODE_INTERLEAVE;
+  w.interleave[1][0] = w.interleave[1][1] = 1;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 30);
+  g_assert_cmpuint (count (1, 0, PAGES, 0), >=, PAGES / 4);
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
 /* A scan that makes each region hot for one aggregation in turn (an idle
  * VM's checksum pass: with THP, each 4 KiB page it reads marks a whole
  * huge page accessed) brings nothing up; a region hot in two aggregations
@@ -1427,6 +1452,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/warm-without-room-says-so", test_warm_without_room_says_so);
   g_test_add_func ("/tiering/passing-scan-stays-down", test_passing_scan_stays_down);
   g_test_add_func ("/tiering/interleave-places-by-ratio", test_interleave_places_by_ratio);
+  g_test_add_func ("/tiering/interleave-waits-for-room", test_interleave_waits_for_room);
   g_test_add_func ("/tiering/passing-hot-scan-stays-down", test_passing_hot_scan_stays_down);
   g_test_add_func ("/tiering/flickering-is-not-cold", test_flickering_is_not_cold);
   g_test_add_func ("/tiering/watermark-takes-cold-only", test_watermark_takes_cold_only);
