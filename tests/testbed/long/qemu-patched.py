@@ -71,9 +71,13 @@ def memdev():
 
 
 def qom_set(prop, value):
-    m = wi.monitor()
+    # QEMU moves the pages (mbind, MPOL_MF_MOVE) inside the command: in the
+    # emulated host 290 MiB take longer than the probe's 5 s default.
+    m = tbprobe.Qmp(wi.probe_qmp, timeout=300)
     try:
+        t = time.monotonic()
         m.execute("qom-set", path="/objects/ram0", property=prop, value=value)
+        print(f"qom-set {prop}={value}: {time.monotonic() - t:.1f} s", flush=True)
     finally:
         m.close()
 
