@@ -394,6 +394,8 @@ json_add_dict_members (JsonBuilder *builder, GVariant *dict)
   GVariant *value;
   g_variant_iter_init (&iter, dict);
   while (g_variant_iter_loop (&iter, "{&sv}", &key, &value)) {
+    if (strcmp (key, "written_pages") == 0 && g_variant_is_of_type (value, G_VARIANT_TYPE ("at")))
+      continue; /* GetHeat's, one a region: each region says its own */
     json_builder_set_member_name (builder, key);
     if (strcmp (key, "node_bytes") == 0)
       json_add_node_bytes (builder, dict);
@@ -541,6 +543,7 @@ vt_ctl_format_rates_json (GVariant *rates)
 typedef struct {
   guint64 guest_start, guest_end, hva_start;
   guint32 nr_accesses, age;
+  gint64 written; /* pages written in the last dirty-page window; -1: unknown */
 } HeatRegion;
 
 static int
@@ -550,16 +553,23 @@ compare_guest_start (gconstpointer a, gconstpointer b)
   return x->guest_start < y->guest_start ? -1 : x->guest_start > y->guest_start;
 }
 
+/* The regions by guest-physical address, each with its written pages when
+ * the info has them (one a region, in the regions' order). */
 static GArray *
-heat_regions_sorted (GVariant *regions)
+heat_regions_sorted (GVariant *info, GVariant *regions)
 {
   GArray *sorted = g_array_new (FALSE, FALSE, sizeof (HeatRegion));
+  g_autoptr (GVariant) written = g_variant_lookup_value (info, "written_pages", G_VARIANT_TYPE ("at"));
+  gsize n_written = 0;
+  const guint64 *w = written ? g_variant_get_fixed_array (written, &n_written, sizeof (guint64)) : NULL;
   GVariantIter iter;
   HeatRegion r;
   g_variant_iter_init (&iter, regions);
   while (g_variant_iter_next (&iter, "(tttuu)", &r.guest_start, &r.guest_end, &r.hva_start,
-                              &r.nr_accesses, &r.age))
+                              &r.nr_accesses, &r.age)) {
+    r.written = sorted->len < n_written ? (gint64) w[sorted->len] : -1;
     g_array_append_val (sorted, r);
+  }
   g_array_sort (sorted, compare_guest_start);
   return sorted;
 }
@@ -604,7 +614,7 @@ vt_ctl_format_heat_text (GVariant *info, GVariant *regions)
   g_return_val_if_fail (g_variant_is_of_type (info, G_VARIANT_TYPE_VARDICT), NULL);
   g_return_val_if_fail (g_variant_is_of_type (regions, G_VARIANT_TYPE ("a(tttuu)")), NULL);
 
-  g_autoptr (GArray) sorted = heat_regions_sorted (regions);
+  g_autoptr (GArray) sorted = heat_regions_sorted (info, regions);
   guint max_accesses = lookup_u32 (info, "max_accesses");
   guint hot_threshold = lookup_u32 (info, "hot_threshold");
   guint64 aggr_us = lookup_u64 (info, "aggr_us"), age_unit_us = lookup_age_unit_us (info);
@@ -656,7 +666,7 @@ vt_ctl_format_heat_json (GVariant *info, GVariant *regions)
   g_return_val_if_fail (g_variant_is_of_type (info, G_VARIANT_TYPE_VARDICT), NULL);
   g_return_val_if_fail (g_variant_is_of_type (regions, G_VARIANT_TYPE ("a(tttuu)")), NULL);
 
-  g_autoptr (GArray) sorted = heat_regions_sorted (regions);
+  g_autoptr (GArray) sorted = heat_regions_sorted (info, regions);
   guint hot_threshold = lookup_u32 (info, "hot_threshold");
   guint64 age_unit_us = lookup_age_unit_us (info);
   guint n_hot;
@@ -688,6 +698,10 @@ vt_ctl_format_heat_json (GVariant *info, GVariant *regions)
     json_builder_add_double_value (builder, r->age * (double) age_unit_us / 1e6);
     json_builder_set_member_name (builder, "hot");
     json_builder_add_boolean_value (builder, r->nr_accesses >= hot_threshold);
+    if (r->written >= 0) { /* a QEMU with the dirty-page commands */
+      json_builder_set_member_name (builder, "written_pages");
+      json_builder_add_int_value (builder, r->written);
+    }
     json_builder_end_object (builder);
   }
   json_builder_end_array (builder);

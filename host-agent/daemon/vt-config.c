@@ -24,6 +24,8 @@ vt_config_new_defaults (void)
   /* A kdamond each for up to 4 VMs; beyond that they share (vt-damon.h). */
   c->damon_slots = 4;
   c->dirty_rate_interval_s = 30;
+  c->dirty_pages_interval_s = 30;
+  c->dirty_pages_window_ms = 1000;
   c->sample_us = 5000;
   c->aggr_us = 200000;
   c->min_regions = 10;
@@ -112,6 +114,8 @@ static const Option options[] = {
   /* Its name before kdamonds were shared: configurations that set it work. */
   OPT_RESTART ("access", "damon-slots", OPT_UINT, damon_slots, 1, 256),
   OPT_NEW ("access", "dirty-rate-interval", OPT_UINT, dirty_rate_interval_s, 0, 86400),
+  OPT_NEW ("access", "dirty-pages-interval", OPT_UINT, dirty_pages_interval_s, 0, 86400),
+  OPT_NEW ("access", "dirty-pages-window-ms", OPT_UINT, dirty_pages_window_ms, 100, 60000),
   OPT_NEW ("regions", "sample-us", OPT_UINT64, sample_us, 100, 10000000),
   OPT_NEW ("regions", "aggr-us", OPT_UINT64, aggr_us, 1000, 600000000),
   OPT_NEW ("regions", "min-regions", OPT_UINT, min_regions, 3, 100000),

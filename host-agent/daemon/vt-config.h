@@ -22,6 +22,8 @@ typedef struct {
   char *source; /* auto | damon | page-idle | soft-dirty */
   guint damon_slots;
   guint dirty_rate_interval_s; /* 0 = off */
+  guint dirty_pages_interval_s; /* 0 = off; QEMU with x-dirty-pages-* only */
+  guint dirty_pages_window_ms;
   /* [regions] */
   guint64 sample_us, aggr_us;
   guint min_regions, max_regions;

@@ -56,19 +56,26 @@ tracked_vm (VtManager *m, GDBusMethodInvocation *inv, const char *name)
   return vm;
 }
 
-/* Regions cut at guest-physical boundaries (a block may have holes). */
+/* Regions cut at guest-physical boundaries (a block may have holes); with
+ * `written` (or NULL), each piece's pages written in the last dirty-page
+ * window, in the same order. */
 static void
-add_region (GVariantBuilder *b, const VtRamMap *map, const VtRegion *r)
+add_region (GVariantBuilder *b, GVariantBuilder *written, VtVm *vm, const VtRegion *r)
 {
+  const VtRamMap *map = vt_vm_get_ram_map (vm);
   for (guint i = 0; i < map->blocks->len; i++) {
     const VtRamBlock *blk = map->blocks->pdata[i];
     for (guint j = 0; blk->gpa && j < blk->gpa->len; j++) {
       const VtGpaRange *g = &g_array_index (blk->gpa, VtGpaRange, j);
       guint64 hs = blk->hva + g->offset, he = hs + g->size;
       guint64 s = MAX (r->start, hs), e = MIN (r->end, he);
-      if (s < e)
-        g_variant_builder_add (b, "(tttuu)", g->gpa + (s - hs), g->gpa + (e - hs), s,
-                               r->nr_accesses, r->age);
+      if (s >= e)
+        continue;
+      g_variant_builder_add (b, "(tttuu)", g->gpa + (s - hs), g->gpa + (e - hs), s,
+                             r->nr_accesses, r->age);
+      guint64 pages;
+      if (written && vt_vm_written_pages (vm, s, e, &pages))
+        g_variant_builder_add (written, "t", pages);
     }
   }
 }
@@ -92,12 +99,21 @@ on_get_heat (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name
   g_variant_dict_insert (&info, "hot_threshold", "u", vt_tracker_hot_threshold (t));
   g_variant_dict_insert (&info, "hot_threshold_set", "u", vt_tracker_hot_threshold_set (t));
 
-  GVariantBuilder regions;
+  GVariantBuilder regions, written;
   g_variant_builder_init (&regions, G_VARIANT_TYPE ("a(tttuu)"));
+  g_variant_builder_init (&written, G_VARIANT_TYPE ("at"));
+  guint64 any;
+  gboolean known = vt_vm_written_pages (vm, 0, 0, &any);
   guint n;
   const VtRegion *r = vt_tracker_regions (t, &n);
   for (guint i = 0; i < n; i++)
-    add_region (&regions, vt_vm_get_ram_map (vm), &r[i]);
+    add_region (&regions, known ? &written : NULL, vm, &r[i]);
+  /* Where the VM wrote (a QEMU with the dirty-page commands): one count a
+   * region, in the regions' order. */
+  if (known)
+    g_variant_dict_insert_value (&info, "written_pages", g_variant_builder_end (&written));
+  else
+    g_variant_builder_clear (&written);
   vt_dbus_manager1_complete_get_heat (iface, inv, g_variant_dict_end (&info),
                                       g_variant_builder_end (&regions));
   return TRUE;

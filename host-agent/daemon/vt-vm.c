@@ -1,5 +1,6 @@
 #include "daemon/vt-vm.h"
 
+#include "access/vt-dirty-pages.h"
 #include "access/vt-dirty-rate.h"
 #include "common/vt-error.h"
 #include "common/vt-names.h"
@@ -30,6 +31,11 @@ struct _VtVm {
   VtTracker *tracker;
   VtDirtyRatePoller *dirty;
   double write_mbps;
+  /* Pages written per block in the last dirty-page window (VtDirtyPages,
+   * in the map's block order), or NULL before one; why not, if not. */
+  VtDirtyPagesWatch *dirty_pages;
+  GArray *written;
+  char *written_why;
   guint residency_timer, retry_timer;
 };
 
@@ -75,6 +81,9 @@ tear_down_tracking (VtVm *vm)
 {
   g_clear_handle_id (&vm->residency_timer, g_source_remove);
   g_clear_pointer (&vm->dirty, vt_dirty_rate_poller_free);
+  g_clear_pointer (&vm->dirty_pages, vt_dirty_pages_watch_free);
+  g_clear_pointer (&vm->written, g_array_unref);
+  g_clear_pointer (&vm->written_why, g_free);
   g_clear_pointer (&vm->tracker, vt_tracker_free);
   g_clear_pointer (&vm->map, vt_ram_map_free);
   vm->map_source = VT_RAM_MAP_FROM_TEXT;
@@ -125,6 +134,25 @@ on_dirty_rate (const VtDirtyRate *rate, const GError *error, gpointer data)
     vm->write_mbps = rate->mbps;
   else
     g_debug ("VM %s: dirty rate: %s", vm->name, error->message);
+}
+
+static void
+on_dirty_pages (GArray *windows, const GError *error, gpointer data)
+{
+  VtVm *vm = data;
+  g_clear_pointer (&vm->written_why, g_free);
+  if (windows) {
+    g_clear_pointer (&vm->written, g_array_unref);
+    vm->written = g_array_ref (windows);
+    return;
+  }
+  /* The VM keeps its last window's pages; a QEMU without the commands is
+   * not asked again (the watch stops). */
+  vm->written_why = g_strdup (error->message);
+  if (g_error_matches (error, VT_ERROR, VT_ERROR_UNSUPPORTED))
+    g_debug ("VM %s: no dirty pages page by page: %s", vm->name, error->message);
+  else
+    g_message ("VM %s: dirty pages: %s", vm->name, error->message);
 }
 
 static gboolean
@@ -225,6 +253,12 @@ start_tracking (VtVm *vm)
   if (vm->config->dirty_rate_interval_s > 0)
     vm->dirty = vt_dirty_rate_poller_new (vm->qmp, vm->config->dirty_rate_interval_s,
                                           on_dirty_rate, vm);
+  /* Only a QEMU that gave its map whole can have the dirty-page commands
+   * (the same series): no other is asked. */
+  if (vm->config->dirty_pages_interval_s > 0 && vm->map_source == VT_RAM_MAP_FROM_RAM_BLOCKS)
+    vm->dirty_pages = vt_dirty_pages_watch_new (vm->qmp, vm->map, vm->config->dirty_pages_interval_s,
+                                                vm->config->dirty_pages_window_ms, on_dirty_pages,
+                                                vm);
   g_message ("VM %s (pid %d, via %s): %" G_GUINT64_FORMAT " MiB of guest RAM in %u blocks "
              "(map from %s); heat from %s (%s)", vm->name, vm->pid, vm->via,
              vm->map->total >> 20, vm->map->blocks->len, vt_ram_map_source_name (vm->map_source),
@@ -478,6 +512,22 @@ const char *vt_vm_get_error (VtVm *vm) { return vm->error; }
 GPid vt_vm_get_pid (VtVm *vm) { return vm->pid; }
 const VtProcess *vt_vm_get_process (VtVm *vm) { return &vm->process; }
 VtRamMap *vt_vm_get_ram_map (VtVm *vm) { return vm->map; }
+
+gboolean
+vt_vm_written_pages (VtVm *vm, guint64 start, guint64 end, guint64 *pages)
+{
+  *pages = 0;
+  if (!vm->written || !vm->map || vm->written->len != vm->map->blocks->len)
+    return FALSE;
+  for (guint i = 0; i < vm->map->blocks->len; i++) {
+    const VtRamBlock *b = g_ptr_array_index (vm->map->blocks, i);
+    guint64 s = MAX (start, b->hva), e = MIN (end, b->hva + b->size);
+    if (s < e)
+      *pages += vt_dirty_pages_count (&g_array_index (vm->written, VtDirtyPages, i), s - b->hva,
+                                      e - s);
+  }
+  return TRUE;
+}
 const char *vt_vm_get_vfio_device (VtVm *vm) { return vm->vfio_device; }
 VtTracker *vt_vm_get_tracker (VtVm *vm) { return vm->tracker; }
 
@@ -526,6 +576,11 @@ vt_vm_to_variant (VtVm *vm)
     vt_tracker_regions (vm->tracker, &n);
   g_variant_dict_insert (&d, "nr_regions", "u", n);
   g_variant_dict_insert (&d, "write_mbps", "d", vm->write_mbps);
+  guint64 written = 0;
+  gboolean known = vm->map && vt_vm_written_pages (vm, 0, G_MAXUINT64, &written);
+  g_variant_dict_insert (&d, "written_pages", "t", written);
+  g_variant_dict_insert (&d, "dirty_pages_source", "s", known ? "x-query-dirty-pages" : "");
+  g_variant_dict_insert (&d, "dirty_pages_error", "s", vm->written_why ? vm->written_why : "");
   g_variant_dict_insert (&d, "kdamond_pid", "u",
                          (guint32) (vm->tracker ? vt_tracker_kdamond (vm->tracker) : 0));
   g_variant_dict_insert (&d, "aggregations", "t",

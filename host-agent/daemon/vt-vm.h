@@ -53,6 +53,9 @@ VtRamMap *vt_vm_get_ram_map (VtVm *vm);    /* NULL until set up */
  * where it sits), or NULL. */
 const char *vt_vm_get_vfio_device (VtVm *vm);
 VtTracker *vt_vm_get_tracker (VtVm *vm);   /* NULL until set up */
+/* Pages of [start, end) (host addresses in QEMU) written in the last
+ * dirty-page window (vt-dirty-pages.h); FALSE when it has none. */
+gboolean vt_vm_written_pages (VtVm *vm, guint64 start, guint64 end, guint64 *pages);
 
 /* The access source's snapshot for this VM (from the manager's callback). */
 void vt_vm_load_snapshot (VtVm *vm, const VtRegion *regions, guint n, guint64 sample_us,

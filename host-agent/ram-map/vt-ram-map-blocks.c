@@ -116,6 +116,11 @@ block_of (JsonNode *node, guint i, GError **error)
   block->node_bytes = g_array_new (FALSE, TRUE, sizeof (guint64));
   if (!add_mappings (block, json_node_get_array (mappings), i, error))
     return NULL;
+  /* Its RAM block's own name: what the dirty-page commands take. */
+  const char *name = get_string (o, "id");
+  if (!name || !*name)
+    return bad (error, i, "no RAM block id"), NULL;
+  block->name = g_strdup (name);
   return g_steal_pointer (&block);
 }
 

@@ -27,6 +27,7 @@ vt_ram_block_free (VtRamBlock *block)
   if (!block)
     return;
   g_free (block->id);
+  g_free (block->name);
   g_free (block->kind);
   g_clear_pointer (&block->gpa, g_array_unref);
   g_clear_pointer (&block->node_bytes, g_array_unref);
@@ -107,6 +108,7 @@ block_new (const char *id, const VtRamBlockRow *row, GHashTable *node_of_backend
 {
   VtRamBlock *block = g_new0 (VtRamBlock, 1);
   block->id = g_strdup (id);
+  block->name = g_strdup (row->name);
   const char *kind = kind_of_backend ? g_hash_table_lookup (kind_of_backend, id) : NULL;
   block->kind = g_strdup (kind ? kind : default_kind (id));
   gpointer node;

@@ -29,6 +29,7 @@ typedef struct {
 
 typedef struct {
   char *id;          /* backend id, e.g. "mem0", "pc.ram", "ram-node0" */
+  char *name;        /* QEMU's name of its RAM block (x-query-ram-blocks' id) */
   char *kind;        /* "ram", "memfd", "file", or "unknown" */
   gint guest_node;   /* guest NUMA node it backs; -1 without guest NUMA */
   guint64 size;      /* bytes */

@@ -154,6 +154,7 @@ test_ram_blocks_match_text (void)
     for (guint i = 0; i < text->blocks->len; i++) {
       const VtRamBlock *a = block_at (text, i), *b = block_at (structured, i);
       g_assert_cmpstr (b->id, ==, a->id);
+      g_assert_cmpstr (b->name, ==, a->name); /* the RAM block's own name */
       g_assert_cmpstr (b->kind, ==, a->kind);
       g_assert_cmpint (b->guest_node, ==, a->guest_node);
       g_assert_cmpuint (b->size, ==, a->size);
@@ -207,10 +208,13 @@ test_ram_blocks_bad (void)
     { "[{\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\",\"node\":-3},"
       "\"used-length\":8192,\"host-address\":4096,\"page-size\":4096,\"mappings\":[]}]",
       "node number" },
+    { "[{\"id\":\"a\",\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\"},"
+      "\"used-length\":4096,\"host-address\":4096,\"page-size\":4096,\"mappings\":[]},"
+      "{\"id\":\"b\",\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\"},"
+      "\"used-length\":4096,\"host-address\":8192,\"page-size\":4096,\"mappings\":[]}]",
+      "two RAM blocks" },
     { "[{\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\"},\"used-length\":4096,"
-      "\"host-address\":4096,\"page-size\":4096,\"mappings\":[]},"
-      "{\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\"},\"used-length\":4096,"
-      "\"host-address\":8192,\"page-size\":4096,\"mappings\":[]}]", "two RAM blocks" },
+      "\"host-address\":4096,\"page-size\":4096,\"mappings\":[]}]", "no RAM block id" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
     g_autoptr (GError) error = NULL;
