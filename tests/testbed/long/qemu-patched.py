@@ -1,18 +1,24 @@
 #!/usr/bin/python3
 # testbed: needs=qemu-patched
 """L2 guests on the QEMU of qemu-patches/ (issue 13; image/build
-qemu-patched, through the job's share), vtierd with its defaults:
+qemu-patched, through the job's share), vtierd with its defaults but a
+dirty-page window every 5 s:
 - "px", a guest on the patched QEMU: vtierd takes its RAM map from
   x-query-ram-blocks (`ram_map_from`), its RAM size is the guest's, and
   every heat region's guest-physical start translates to the host
   address vtierd gives it, asked of QEMU through the probe's own monitor
   (HMP gpa2hva);
+- "wr", its workload writing its hot set (mode=write): vtierd's last
+  dirty-page window (x-query-dirty-pages, 0004) puts >= 90% of the hot
+  set's pages in write-hot regions (half their pages written or more)
+  and < 10% of its cold pages, which are only read;
 - "wi", its RAM backend `policy=weighted-interleave,host-nodes=0-1` with
   the host's weights 3:1 (node0:node1) and vtier's mode off (vtierd must
   not move it): 75% +- 3% of its resident pages on node0 (numa_maps, per
-  page); then live changes through qom-set (0003): host-nodes=1 puts
-  >= 97% of them on node1, host-nodes=0-1 again 75% +- 3% on node0, and
-  query-memdev says each time what the kernel has.
+  page); a live qom-set host-nodes=1 (0003) puts >= 97% of them on node1;
+  host-nodes=0-1 again is applied (query-memdev) but moves nothing, as
+  mbind(MPOL_MF_MOVE) moves only pages off the new nodes; then vtier's
+  mode interleave 3:1 (vtierctl set) brings 75% +- 3% back to node0.
 Not in make check (the patched QEMU is a build of its own, about 20
 minutes cold): `make check-qemu-patched`."""
 import time
@@ -30,7 +36,8 @@ for node, weight in WEIGHTS.items():
         f.write(f"{weight}\n")
 want0 = WEIGHTS[0] / sum(WEIGHTS.values())
 
-vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n\n[vm wi]\nmode=off\n").start()
+vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n[access]\ndirty-pages-interval=5\n"
+                        "\n[vm wi]\nmode=off\n").start()
 
 # ---- the RAM map from x-query-ram-blocks ----
 px = testbed.Guest.start("px", size=SIZE, hot=HOT, qemu=QEMU, verify=30)
@@ -54,6 +61,25 @@ try:
           f"is vtierd's host address (wrong: {[tuple(map(hex, w)) for w in wrong[:3]]})")
 finally:
     mon.close()
+
+# ---- where a guest writes: KVM's dirty log, page by page ----
+wr = testbed.Guest.start("wr", size=SIZE, hot=HOT, mode="write", qemu=QEMU, verify=30)
+wr.wait_ready()
+vtierd.wait_tracking("wr", timeout=120, aggregations=10)
+testbed.wait_for("a dirty-page window of wr",
+                 lambda: vtierd.vm("wr")["dirty_pages_source"] == "x-query-dirty-pages", 60)
+time.sleep(6)  # a window of the workload's steady state
+heat = vtierd.ctl("heat", "wr")
+write_hot = sorted((r["hva_start"], r["hva_start"] + r["size"]) for r in heat["regions"]
+                   if r.get("written_pages", 0) * 4096 * 2 >= r["size"])
+hot_in = testbed.fraction_in(write_hot, wr.hvas("hot"))
+cold_in = testbed.fraction_in(write_hot, wr.hvas("cold"))
+figure("wr_hot_pages_in_write_hot_regions", round(hot_in, 4))
+figure("wr_cold_pages_in_write_hot_regions", round(cold_in, 4))
+print(f"wr: {len(write_hot)} write-hot regions of {len(heat['regions'])}; written in the last "
+      f"window: {vtierd.vm('wr')['written_pages']} pages", flush=True)
+check(hot_in >= 0.9, f"wr: >= 90% of its written (hot) pages lie in write-hot regions ({hot_in:.1%})")
+check(cold_in < 0.1, f"wr: < 10% of its read-only (cold) pages do ({cold_in:.1%})")
 
 # ---- weighted interleave, and live changes of it ----
 wi = testbed.Guest.start("wi", size=SIZE, hot=HOT, qemu=QEMU, verify=30,
@@ -106,16 +132,36 @@ d = memdev()
 check(d["host-nodes"] == [1], f"query-memdev: host-nodes [1] ({d['host-nodes']})")
 check(f1 >= 0.97, f"after qom-set host-nodes=1, >= 97% of wi's pages are on node1 ({f1:.1%})")
 
-qom_set("host-nodes", [0, 1])
-f0 = share_on(0, "wi after host-nodes=0-1")
-figure("wi_node0_after_live_change", round(f0, 4))
-check(abs(f0 - want0) <= 0.03,
-      f"after qom-set host-nodes=0-1, {want0:.0%} +- 3% of wi's pages on node0 again ({f0:.1%})")
 st = vtierd.vm("wi")
 check(st.get("promoted_bytes", 0) == 0 and st.get("demoted_bytes", 0) == 0,
-      f"vtierd moved none of wi (mode off): promoted {st.get('promoted_bytes')}, "
+      f"vtierd moved none of wi while its mode was off: promoted {st.get('promoted_bytes')}, "
       f"demoted {st.get('demoted_bytes')}")
 
-testbed.verify_all([px, wi])
+qom_set("host-nodes", [0, 1])
+f1 = share_on(1, "wi after host-nodes=0-1")
+d = memdev()
+check(d["policy"] == "weighted-interleave" and d["host-nodes"] == [0, 1],
+      f"query-memdev: weighted-interleave over 0-1 again ({d['policy']}, {d['host-nodes']})")
+check(f1 >= 0.97, f"mbind's MPOL_MF_MOVE moved none of wi's pages, all on an allowed node "
+      f"({f1:.1%} on node1)")
+
+# vtier's mode interleave places what QEMU's policy change left where it was.
+vtierd.ctl("set", "wi", "--mode", "interleave", "--interleave", "3:1")
+t0 = time.monotonic()
+f0 = 0.0
+while time.monotonic() - t0 < 180:
+    time.sleep(10)
+    f0 = share_on(0, f"wi under vtier's mode interleave 3:1, +{time.monotonic() - t0:.0f} s")
+    if abs(f0 - want0) <= 0.03:
+        break
+figure("wi_node0_by_vtier_interleave", round(f0, 4))
+figure("wi_interleave_s", round(time.monotonic() - t0, 1))
+st = vtierd.vm("wi")
+check(abs(f0 - want0) <= 0.03,
+      f"vtier's mode interleave 3:1 put {want0:.0%} +- 3% of wi's pages on node0 ({f0:.1%}, "
+      f"promoted {st.get('promoted_bytes', 0) >> 20} MiB, demoted {st.get('demoted_bytes', 0) >> 20} "
+      f"MiB, {st.get('tiering')})")
+
+testbed.verify_all([px, wr, wi])
 vtierd.stop()
 testbed.finish()
