@@ -71,6 +71,7 @@ tiering_inputs (GArray *inputs, gpointer data)
       .slow_nodes = vt_policies_slow_nodes (m->policies, vt_vm_get_name (vm)),
     };
     in.regions = vt_tracker_regions (t, &in.n_regions);
+    in.written = vt_vm_regions_written (vm, in.regions, in.n_regions);
     g_array_append_val (inputs, in);
   }
 }

@@ -36,6 +36,7 @@ struct _VtVm {
   VtDirtyPagesWatch *dirty_pages;
   GArray *written;
   char *written_why;
+  GArray *regions_written; /* guint64, vt_vm_regions_written's */
   guint residency_timer, retry_timer;
 };
 
@@ -82,6 +83,7 @@ tear_down_tracking (VtVm *vm)
   g_clear_handle_id (&vm->residency_timer, g_source_remove);
   g_clear_pointer (&vm->dirty, vt_dirty_rate_poller_free);
   g_clear_pointer (&vm->dirty_pages, vt_dirty_pages_watch_free);
+  g_clear_pointer (&vm->regions_written, g_array_unref);
   g_clear_pointer (&vm->written, g_array_unref);
   g_clear_pointer (&vm->written_why, g_free);
   g_clear_pointer (&vm->tracker, vt_tracker_free);
@@ -527,6 +529,21 @@ vt_vm_written_pages (VtVm *vm, guint64 start, guint64 end, guint64 *pages)
                                       e - s);
   }
   return TRUE;
+}
+
+const guint64 *
+vt_vm_regions_written (VtVm *vm, const VtRegion *regions, guint n)
+{
+  guint64 pages;
+  if (!vt_vm_written_pages (vm, 0, 0, &pages))
+    return NULL;
+  if (!vm->regions_written)
+    vm->regions_written = g_array_new (FALSE, TRUE, sizeof (guint64));
+  g_array_set_size (vm->regions_written, n);
+  for (guint i = 0; i < n; i++)
+    vt_vm_written_pages (vm, regions[i].start, regions[i].end,
+                         &g_array_index (vm->regions_written, guint64, i));
+  return (const guint64 *) vm->regions_written->data;
 }
 const char *vt_vm_get_vfio_device (VtVm *vm) { return vm->vfio_device; }
 VtTracker *vt_vm_get_tracker (VtVm *vm) { return vm->tracker; }

@@ -56,6 +56,9 @@ VtTracker *vt_vm_get_tracker (VtVm *vm);   /* NULL until set up */
 /* Pages of [start, end) (host addresses in QEMU) written in the last
  * dirty-page window (vt-dirty-pages.h); FALSE when it has none. */
 gboolean vt_vm_written_pages (VtVm *vm, guint64 start, guint64 end, guint64 *pages);
+/* The same for each of `n` regions, in an array the VM owns until the
+ * next call; NULL when it has no window. */
+const guint64 *vt_vm_regions_written (VtVm *vm, const VtRegion *regions, guint n);
 
 /* The access source's snapshot for this VM (from the manager's callback). */
 void vt_vm_load_snapshot (VtVm *vm, const VtRegion *regions, guint n, guint64 sample_us,

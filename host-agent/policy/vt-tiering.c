@@ -241,23 +241,31 @@ measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *p
 typedef struct {
   guint index;
   guint nr_accesses, age;
+  double written; /* share of its pages written in the last window; 0: unknown */
 } Candidate;
 
+/* Hottest first; between equal heat, the more written first (a write to
+ * a slow tier costs more than a read), then the older. */
 static gint
 hottest_first (gconstpointer a, gconstpointer b)
 {
   const Candidate *x = a, *y = b;
   if (x->nr_accesses != y->nr_accesses)
     return x->nr_accesses > y->nr_accesses ? -1 : 1;
+  if (x->written != y->written)
+    return x->written > y->written ? -1 : 1;
   return x->age > y->age ? -1 : x->age < y->age;
 }
 
+/* Coldest first; between equal heat, the less written first, then the older. */
 static gint
 coldest_oldest_first (gconstpointer a, gconstpointer b)
 {
   const Candidate *x = a, *y = b;
   if (x->nr_accesses != y->nr_accesses)
     return x->nr_accesses < y->nr_accesses ? -1 : 1;
+  if (x->written != y->written)
+    return x->written < y->written ? -1 : 1;
   return x->age > y->age ? -1 : x->age < y->age;
 }
 
@@ -386,7 +394,9 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
         res.cooling += movable;
         continue;
       }
-      Candidate cand = { i, r->nr_accesses, r->age };
+      Candidate cand = { i, r->nr_accesses, r->age,
+                         in->written && r->end > r->start
+                           ? (double) in->written[i] * 4096 / (double) (r->end - r->start) : 0 };
       g_array_append_val (cands, cand);
     }
     g_array_sort (cands, promote ? hottest_first : coldest_oldest_first);

@@ -63,6 +63,10 @@ typedef struct {
   VtProcess process; /* its QEMU: pid and start time (vt-process.h) */
   const VtRegion *regions;
   guint n_regions;
+  /* pages of each region written in the last dirty-page window, or NULL
+   * (vt-dirty-pages.h): between regions of equal heat, the written one
+   * comes up first and goes down last (a write to a slow tier costs more) */
+  const guint64 *written;
   guint max_accesses, hot_threshold;
   guint warm_threshold; /* nr_accesses from which warm; 0: half the hot threshold */
   guint64 size, demand;

@@ -190,6 +190,8 @@ typedef struct {
   const char *pinned_by[2];  /* a VFIO device's driver: all its RAM pinned */
   gboolean heat_pending[2];  /* no aggregation of its heat yet */
   guint interleave[2][2];    /* mode interleave: top:slow, 0:0 auto */
+  guint64 written[2][4];     /* pages written per region in the last window */
+  gboolean has_written[2];   /* ... known (a QEMU with the dirty-page commands) */
   guint64 aggregations[2];   /* its heat's aggregations so far; 0: every round a new one */
   guint n_vms;
 } World;
@@ -208,6 +210,7 @@ inputs (GArray *out, gpointer data)
       .pinned_by = w->pinned_by[v], .aggregations = w->aggregations[v],
       .heat_pending = w->heat_pending[v],
       .interleave_top = w->interleave[v][0], .interleave_slow = w->interleave[v][1],
+      .written = w->has_written[v] ? w->written[v] : NULL,
     };
     for (int r = 0; r < 4; r++)
       if (w->regions[v][r].nr_accesses >= 4)
@@ -1072,6 +1075,29 @@ test_largest_imbalance_first (void)
   drop_host ();
 }
 
+/* Between regions of equal heat, the one the guest writes comes up first
+ * (a write to a slow tier costs more than a read): without the dirty-page
+ * window the older one would (here region 0). */
+static void
+test_written_comes_up_first (void)
+{
+  World w;
+  one_vm_on_the_slow_node (&w, 2);
+  w.regions[0][1].age = 50; /* younger than region 0 (100) */
+  w.has_written[0] = TRUE;
+  w.written[0][1] = 900; /* of its 1024 pages */
+  VtTieringConfig slow = config;
+  slow.bytes_per_s = 20ull << 20; /* 2 MiB a round */
+  g_autoptr (VtTiering) t = vt_tiering_new (&slow, inputs, &w);
+  gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (count (0, 0, 2048, 0) == 0 && g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, FALSE), g_usleep (1000);
+  g_assert_cmpuint (count (0, 1024, 1024, 0), >, 0);
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 0);
+  g_clear_pointer (&t, vt_tiering_free);
+  drop_host ();
+}
+
 /* Promotions took part of the reserve (it sits above the low watermark)
  * and a VM whose share bounds it holds that part: it gives it back, hot
  * memory too, though nobody waits beyond the dead band. Seen in the
@@ -1462,6 +1488,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/warm-is-not-swapped", test_warm_is_not_swapped);
   g_test_add_func ("/tiering/pinned-says-so", test_pinned_says_so);
   g_test_add_func ("/tiering/largest-imbalance-first", test_largest_imbalance_first);
+  g_test_add_func ("/tiering/written-comes-up-first", test_written_comes_up_first);
   g_test_add_func ("/tiering/reserve-comes-back-from-share-bound",
                    test_reserve_comes_back_from_share_bound);
   g_test_add_func ("/tiering/young-hot-waits-and-says-so", test_young_hot_waits_and_says_so);
