@@ -3,22 +3,12 @@
 #include <string.h>
 
 #include "common/vt-error.h"
+#include "common/vt-json.h"
 
 void
 vt_dirty_pages_clear (VtDirtyPages *pages)
 {
   g_clear_pointer (&pages->bitmap, g_bytes_unref);
-}
-
-static gboolean
-get_u64 (JsonObject *o, const char *member, guint64 *out)
-{
-  JsonNode *n = json_object_get_member (o, member);
-  if (!n || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64 ||
-      json_node_get_int (n) < 0)
-    return FALSE;
-  *out = (guint64) json_node_get_int (n);
-  return TRUE;
 }
 
 gboolean
@@ -27,8 +17,8 @@ vt_dirty_pages_parse (JsonNode *reply, guint64 length, VtDirtyPages *out, GError
   JsonObject *o = reply && JSON_NODE_HOLDS_OBJECT (reply) ? json_node_get_object (reply) : NULL;
   guint64 page_size, used, dirty;
   const char *text = o ? json_object_get_string_member_with_default (o, "bitmap", NULL) : NULL;
-  if (!o || !text || !get_u64 (o, "page-size", &page_size) || !get_u64 (o, "used-length", &used) ||
-      !get_u64 (o, "dirty-pages", &dirty))
+  if (!o || !text || !vt_json_get_u64 (o, "page-size", &page_size) || !vt_json_get_u64 (o, "used-length", &used) ||
+      !vt_json_get_u64 (o, "dirty-pages", &dirty))
     return vt_error_invalid (error, "x-query-dirty-pages: not an object with page-size, "
                                   "used-length, dirty-pages and bitmap");
   if (used != length)

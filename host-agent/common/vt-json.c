@@ -47,3 +47,14 @@ vt_json_from_string (const char *text, GError **error)
                  parse_error ? parse_error->message : "empty");
   return root;
 }
+
+gboolean
+vt_json_get_u64 (JsonObject *o, const char *member, guint64 *out)
+{
+  JsonNode *n = json_object_get_member (o, member);
+  if (!n || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64 ||
+      json_node_get_int (n) < 0)
+    return FALSE;
+  *out = (guint64) json_node_get_int (n);
+  return TRUE;
+}

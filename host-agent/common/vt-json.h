@@ -16,3 +16,7 @@ gboolean vt_json_check_depth (const char *text, gssize len, GError **error);
 /* json_from_string with that check first: NULL and VT_ERROR_INVALID for
  * too deep, empty or not JSON. */
 JsonNode *vt_json_from_string (const char *text, GError **error);
+
+/* Member `member` of `o` when it is a non-negative integer (json-glib
+ * reads integers as gint64): TRUE and *out; FALSE for anything else. */
+gboolean vt_json_get_u64 (JsonObject *o, const char *member, guint64 *out);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/vt-error.h"
+#include "common/vt-json.h"
 
 #define BACKEND_TYPE_PREFIX "memory-backend-"
 
@@ -18,18 +19,6 @@ bad (GError **error, guint i, const char *what)
 {
   g_set_error (error, VT_ERROR, VT_ERROR_INVALID, "x-query-ram-blocks: element %u: %s", i, what);
   return FALSE;
-}
-
-/* A member that is a non-negative integer (json-glib reads them as gint64). */
-static gboolean
-get_u64 (JsonObject *o, const char *member, guint64 *out)
-{
-  JsonNode *n = json_object_get_member (o, member);
-  if (!n || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64 ||
-      json_node_get_int (n) < 0)
-    return FALSE;
-  *out = (guint64) json_node_get_int (n);
-  return TRUE;
 }
 
 static const char *
@@ -56,8 +45,8 @@ add_mappings (VtRamBlock *block, JsonArray *mappings, guint i, GError **error)
     JsonNode *n = json_array_get_element (mappings, k);
     JsonObject *m = JSON_NODE_HOLDS_OBJECT (n) ? json_node_get_object (n) : NULL;
     VtGpaRange range = { 0 };
-    if (!m || !get_u64 (m, "gpa", &range.gpa) || !get_u64 (m, "size", &range.size) ||
-        !get_u64 (m, "offset", &range.offset))
+    if (!m || !vt_json_get_u64 (m, "gpa", &range.gpa) || !vt_json_get_u64 (m, "size", &range.size) ||
+        !vt_json_get_u64 (m, "offset", &range.offset))
       return bad (error, i, "a mapping without a gpa, size and offset");
     if (range.size == 0 || range.offset > block->size || range.size > block->size - range.offset ||
         range.gpa + range.size < range.gpa) {
@@ -97,13 +86,13 @@ block_of (JsonNode *node, guint i, GError **error)
   block->kind = kind_of_type (type);
   guint64 node_index;
   block->guest_node = json_object_has_member (memdev, "node")
-                        ? (get_u64 (memdev, "node", &node_index) && node_index <= G_MAXINT
+                        ? (vt_json_get_u64 (memdev, "node", &node_index) && node_index <= G_MAXINT
                              ? (gint) node_index : -2)
                         : -1;
   if (block->guest_node == -2)
     return bad (error, i, "a memdev node that is not a node number"), NULL;
-  if (!get_u64 (o, "used-length", &block->size) || !get_u64 (o, "host-address", &block->hva) ||
-      !get_u64 (o, "page-size", &block->page_size))
+  if (!vt_json_get_u64 (o, "used-length", &block->size) || !vt_json_get_u64 (o, "host-address", &block->hva) ||
+      !vt_json_get_u64 (o, "page-size", &block->page_size))
     return bad (error, i, "no used-length, host-address or page-size"), NULL;
   if (block->page_size < 4096 || (block->page_size & (block->page_size - 1)) ||
       block->hva % block->page_size || block->hva + block->size < block->hva)
