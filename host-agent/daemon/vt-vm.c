@@ -142,19 +142,21 @@ static void
 on_dirty_pages (GArray *windows, const GError *error, gpointer data)
 {
   VtVm *vm = data;
-  g_clear_pointer (&vm->written_why, g_free);
   if (windows) {
+    g_clear_pointer (&vm->written_why, g_free);
     g_clear_pointer (&vm->written, g_array_unref);
     vm->written = g_array_ref (windows);
     return;
   }
   /* The VM keeps its last window's pages; a QEMU without the commands is
-   * not asked again (the watch stops). */
-  vm->written_why = g_strdup (error->message);
+   * not asked again (the watch stops). A failure is logged when it is
+   * new, not every window. */
   if (g_error_matches (error, VT_ERROR, VT_ERROR_UNSUPPORTED))
     g_debug ("VM %s: no dirty pages page by page: %s", vm->name, error->message);
-  else
+  else if (g_strcmp0 (vm->written_why, error->message) != 0)
     g_message ("VM %s: dirty pages: %s", vm->name, error->message);
+  g_free (vm->written_why);
+  vm->written_why = g_strdup (error->message);
 }
 
 static gboolean
