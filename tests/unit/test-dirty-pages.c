@@ -1,11 +1,16 @@
 /* x-query-dirty-pages' answers (qemu-patches/0004): parsed, checked, and
- * counted over byte ranges of a block. */
+ * counted over byte ranges of a block; and the watch's windows against a
+ * QMP peer that answers as the patched QEMU (or as one without it). */
 #include <glib.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include <gio/gio.h>
+#include <gio/gunixsocketaddress.h>
+
 #include "access/vt-dirty-pages.h"
 #include "common/vt-error.h"
+#include "vt-test-tree.h"
 
 /* A reply for a block of `pages` 4 KiB pages with `set` written. */
 static JsonNode *
@@ -95,11 +100,227 @@ test_bad (void)
   }
 }
 
+/* ---- the watch, against a QMP peer that answers as the patched QEMU ---- */
+
+typedef struct {
+  GSocketService *service;
+  char *dir, *path;
+  gboolean lacking;    /* answer CommandNotFound, as an unpatched QEMU */
+  GString *said;       /* the commands, one a line, with their block */
+} Peer;
+
+static void
+peer_answer (Peer *peer, GOutputStream *out, const char *line)
+{
+  g_autoptr (JsonNode) node = json_from_string (line, NULL);
+  JsonObject *o = json_node_get_object (node);
+  const char *cmd = json_object_get_string_member (o, "execute");
+  JsonObject *args = json_object_has_member (o, "arguments")
+                       ? json_object_get_object_member (o, "arguments") : NULL;
+  const char *block = args ? json_object_get_string_member_with_default (args, "block", "") : "";
+  g_autofree char *reply = NULL;
+  if (g_str_has_prefix (cmd, "x-dirty-pages") || g_str_equal (cmd, "x-query-dirty-pages"))
+    g_string_append_printf (peer->said, "%s %s\n", cmd, block);
+  if (peer->lacking && g_str_has_prefix (cmd, "x-"))
+    reply = g_strdup_printf ("{\"error\": {\"class\": \"CommandNotFound\", \"desc\": "
+                             "\"The command %s has not been found\"}}", cmd);
+  else if (g_str_equal (cmd, "x-query-dirty-pages")) {
+    /* 16 pages of 4 KiB: pages 1 and 9 written ("AgI=": bytes 0x02 0x02) */
+    reply = g_strdup ("{\"return\": {\"page-size\": 4096, \"used-length\": 65536, "
+                      "\"dirty-pages\": 2, \"bitmap\": \"AgI=\"}}");
+  } else
+    reply = g_strdup ("{\"return\": {}}");
+  /* The reply carries the request's id, as QEMU's does. */
+  g_autoptr (JsonNode) answer = json_from_string (reply, NULL);
+  if (json_object_has_member (o, "id"))
+    json_object_set_member (json_node_get_object (answer), "id",
+                            json_node_copy (json_object_get_member (o, "id")));
+  g_autofree char *text = json_to_string (answer, FALSE);
+  g_autofree char *withnl = g_strconcat (text, "\n", NULL);
+  g_output_stream_write_all (out, withnl, strlen (withnl), NULL, NULL, NULL);
+}
+
+static gboolean
+on_incoming (GSocketService *service, GSocketConnection *conn, GObject *source, gpointer data)
+{
+  (void) service, (void) source, (void) data;
+  GOutputStream *out = g_io_stream_get_output_stream (G_IO_STREAM (conn));
+  g_autoptr (GDataInputStream) in =
+    g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM (conn)));
+  const char *greeting = "{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 13, \"minor\": 0, "
+                         "\"major\": 10}, \"package\": \"\"}, \"capabilities\": []}}\n";
+  g_output_stream_write_all (out, greeting, strlen (greeting), NULL, NULL, NULL);
+  /* One connection; peer_serve answers its lines from the test's loop. */
+  g_object_set_data_full (G_OBJECT (conn), "in", g_object_ref (in), g_object_unref);
+  g_object_ref (conn);
+  g_object_set_data (G_OBJECT (service), "conn", conn);
+  return TRUE;
+}
+
+/* Answers what the client has written so far. */
+static void
+peer_serve (Peer *peer)
+{
+  GSocketConnection *conn = g_object_get_data (G_OBJECT (peer->service), "conn");
+  if (!conn)
+    return;
+  GSocket *sock = g_socket_connection_get_socket (conn);
+  while (g_socket_condition_check (sock, G_IO_IN) & G_IO_IN) {
+    GDataInputStream *in = g_object_get_data (G_OBJECT (conn), "in");
+    g_autofree char *line = g_data_input_stream_read_line (in, NULL, NULL, NULL);
+    if (!line)
+      return;
+    peer_answer (peer, g_io_stream_get_output_stream (G_IO_STREAM (conn)), line);
+  }
+}
+
+static void
+peer_start (Peer *peer, gboolean lacking)
+{
+  peer->dir = vt_test_make_tmpdir ("vt-dirty-pages-XXXXXX");
+  peer->path = g_build_filename (peer->dir, "qmp.sock", NULL);
+  peer->lacking = lacking;
+  peer->said = g_string_new (NULL);
+  peer->service = g_socket_service_new ();
+  g_autoptr (GSocketAddress) addr = g_unix_socket_address_new (peer->path);
+  g_assert_true (g_socket_listener_add_address (G_SOCKET_LISTENER (peer->service), addr,
+                                                G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_DEFAULT,
+                                                NULL, NULL, NULL));
+  g_signal_connect (peer->service, "incoming", G_CALLBACK (on_incoming), NULL);
+}
+
+static void
+peer_stop (Peer *peer)
+{
+  GSocketConnection *conn = g_object_get_data (G_OBJECT (peer->service), "conn");
+  if (conn)
+    g_object_unref (conn);
+  g_socket_service_stop (peer->service);
+  g_object_unref (peer->service);
+  g_unlink (peer->path);
+  g_rmdir (peer->dir);
+  g_free (peer->path), g_free (peer->dir);
+  g_string_free (peer->said, TRUE);
+}
+
+static void
+on_connected (GObject *src, GAsyncResult *res, gpointer data)
+{
+  (void) src;
+  g_autoptr (GError) error = NULL;
+  *(VtQmp **) data = vt_qmp_socket_connect_finish (res, &error);
+  if (error)
+    g_test_message ("connect: %s", error->message);
+}
+
+static VtQmp *
+connect_to (Peer *peer)
+{
+  VtQmp *qmp = NULL;
+  vt_qmp_socket_connect_async (peer->path, 2000, NULL, on_connected, &qmp);
+  gint64 end = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+  while (!qmp && g_get_monotonic_time () < end) {
+    g_main_context_iteration (NULL, FALSE);
+    peer_serve (peer);
+    g_usleep (1000);
+  }
+  g_assert_nonnull (qmp);
+  return qmp;
+}
+
+typedef struct {
+  guint windows;
+  guint64 written;
+  GError *error;
+} Seen;
+
+static void
+on_window (GArray *windows, const GError *error, gpointer data)
+{
+  Seen *seen = data;
+  g_clear_error (&seen->error);
+  if (error) {
+    seen->error = g_error_copy (error);
+    return;
+  }
+  seen->windows++;
+  g_assert_cmpuint (windows->len, ==, 1);
+  seen->written = vt_dirty_pages_count (&g_array_index (windows, VtDirtyPages, 0), 0, 65536);
+}
+
+static VtRamMap *
+one_block_map (void)
+{
+  VtRamMap *map = g_new0 (VtRamMap, 1);
+  map->blocks = g_ptr_array_new_with_free_func ((GDestroyNotify) vt_ram_block_free);
+  VtRamBlock *b = g_new0 (VtRamBlock, 1);
+  b->id = g_strdup ("mem0"), b->name = g_strdup ("mem0"), b->kind = g_strdup ("ram");
+  b->size = 65536;
+  g_ptr_array_add (map->blocks, b);
+  map->total = b->size;
+  return map;
+}
+
+static void
+run_for (Peer *peer, guint ms)
+{
+  gint64 end = g_get_monotonic_time () + ms * 1000;
+  while (g_get_monotonic_time () < end) {
+    g_main_context_iteration (NULL, FALSE);
+    peer_serve (peer);
+    g_usleep (1000);
+  }
+}
+
+/* A window: tracking on for the block, its query at the window's end, then
+ * off; the pages the bitmap says, and again each interval. */
+static void
+test_watch_windows (void)
+{
+  Peer peer = { 0 };
+  peer_start (&peer, FALSE);
+  g_autoptr (VtQmp) qmp = connect_to (&peer);
+  g_autoptr (VtRamMap) map = one_block_map ();
+  Seen seen = { 0 };
+  VtDirtyPagesWatch *w = vt_dirty_pages_watch_new (qmp, map, 1, 200, on_window, &seen);
+  run_for (&peer, 2700);
+  vt_dirty_pages_watch_free (w);
+  g_assert_no_error (seen.error);
+  g_assert_cmpuint (seen.windows, >=, 2);
+  g_assert_cmpuint (seen.written, ==, 2);
+  g_assert_true (g_str_has_prefix (peer.said->str, "x-dirty-pages-start mem0\n"
+                                                   "x-query-dirty-pages mem0\n"
+                                                   "x-dirty-pages-stop mem0\n"
+                                                   "x-dirty-pages-start mem0\n"));
+  peer_stop (&peer);
+}
+
+/* A QEMU without the commands: said once, and not asked again. */
+static void
+test_watch_lacking (void)
+{
+  Peer peer = { 0 };
+  peer_start (&peer, TRUE);
+  g_autoptr (VtQmp) qmp = connect_to (&peer);
+  g_autoptr (VtRamMap) map = one_block_map ();
+  Seen seen = { 0 };
+  VtDirtyPagesWatch *w = vt_dirty_pages_watch_new (qmp, map, 1, 200, on_window, &seen);
+  run_for (&peer, 3000);
+  vt_dirty_pages_watch_free (w);
+  g_assert_error (seen.error, VT_ERROR, VT_ERROR_UNSUPPORTED);
+  g_assert_cmpuint (seen.windows, ==, 0);
+  g_assert_cmpstr (peer.said->str, ==, "x-dirty-pages-start mem0\n");
+  g_clear_error (&seen.error);
+  peer_stop (&peer);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/dirty-pages/parse-and-count", test_parse_and_count);
   g_test_add_func ("/dirty-pages/bad", test_bad);
+  g_test_add_func ("/dirty-pages/watch-windows", test_watch_windows);
+  g_test_add_func ("/dirty-pages/watch-lacking", test_watch_lacking);
   return g_test_run ();
 }
