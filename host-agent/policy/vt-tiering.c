@@ -20,6 +20,13 @@ typedef struct {
   guint64 start, end;
   gint64 until_us; /* monotonic */
   gboolean promoted;
+  /* A demotion of memory cold when planned: the cooldown gives way once
+   * the range is hot and held so (its use changed: a hot set that moved
+   * onto memory demoted as cold seconds before waited out the whole
+   * cooldown, 56 s to 95% after a move in a matrix case). Memory demoted
+   * warm or hot (by share, under contention) keeps it: that is the
+   * ping-pong the cooldown is for. */
+  gboolean cold;
 } Cooldown;
 
 typedef struct {
@@ -78,6 +85,7 @@ typedef struct {
   guint tries;       /* earlier tries that found pages busy (a Retry's) */
   VtMoveKey move;    /* whose speed sizes it, and which it measures */
   gboolean by_credit; /* half of an exchange through a full hugetlbfs pool (pool_credit) */
+  gboolean cold;     /* a demotion of a region cold when planned (Cooldown) */
 } Job;
 
 /* A region's bytes on each tier (exact, page by page), and what its
@@ -160,8 +168,10 @@ vm_state (VtTiering *t, gpointer key)
   return s;
 }
 
+/* Whether [start, end) moved the other way lately; `hot_held`: the range
+ * is hot now and held so, which lifts the cooldowns of cold demotions. */
 static gboolean
-cooling (VmState *s, guint64 start, guint64 end, gboolean promote, gint64 now)
+cooling (VmState *s, guint64 start, guint64 end, gboolean promote, gboolean hot_held, gint64 now)
 {
   for (guint i = 0; i < s->cooldowns->len;) {
     Cooldown *c = &g_array_index (s->cooldowns, Cooldown, i);
@@ -169,7 +179,7 @@ cooling (VmState *s, guint64 start, guint64 end, gboolean promote, gint64 now)
       g_array_remove_index_fast (s->cooldowns, i);
       continue;
     }
-    if (c->promoted != promote && c->start < end && start < c->end)
+    if (c->promoted != promote && c->start < end && start < c->end && !(hot_held && c->cold))
       return TRUE;
     i++;
   }
@@ -390,7 +400,8 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       if (movable == 0)
         continue;
       res.eligible += movable;
-      if (cooling (s, r->start, r->end, promote, now)) {
+      gboolean hot_held = promote && r->nr_accesses >= in->hot_threshold && place[i].hot_held;
+      if (cooling (s, r->start, r->end, promote, hot_held, now)) {
         res.cooling += movable;
         continue;
       }
@@ -409,6 +420,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       VtMoveKey move = { promote ? place[idx].slow_node : place[idx].top_node, (guint) node,
                          place[idx].page_class };
       guint64 chunk = job_bytes (t, budget, &move);
+      gboolean cold = !promote && r->nr_accesses * 100 <= t->config.cold_max_pct * in->max_accesses;
       if (movable > need) {
         /* Only part of it: jobs over the whole region that stop once they
          * moved `chunk` bytes each, `need` in all. Where in the region its
@@ -418,7 +430,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
         for (guint64 left = need; left > 0;) {
           guint64 piece = MIN (left, chunk);
           Job job = { in->key, in->process, r->start, r->end, node, promote, exchange, hot, piece,
-                      piece, 0, move, FALSE };
+                      piece, 0, move, FALSE, cold };
           g_array_append_val (jobs, job);
           left -= piece;
         }
@@ -429,7 +441,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       for (guint64 at = r->start; at < r->end; at += chunk) {
         guint64 to = MIN (r->end, at + chunk);
         Job job = { in->key, in->process, at, to, node, promote, exchange, hot,
-                    (guint64) (part * (double) (to - at)), 0, 0, move, FALSE };
+                    (guint64) (part * (double) (to - at)), 0, 0, move, FALSE, cold };
         g_array_append_val (jobs, job);
       }
       res.planned += movable;
@@ -545,7 +557,7 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
     if (st->moved > 0 || !st->out_of_memory) {
       Cooldown cd = { job->start, job->end,
                       g_get_monotonic_time () + (gint64) t->config.cooldown_s * G_USEC_PER_SEC,
-                      job->promote };
+                      job->promote, job->cold };
       g_array_append_val (s->cooldowns, cd);
     }
     if (job->promote && st->busy > 0 && job->tries + 1 < RETRY_MAX) {
@@ -897,7 +909,7 @@ take_retries (VtTiering *t, VmRound *v, guint64 room, GArray *promotes)
       /* The whole range again (its moved pages cost a query each), the
        * room only for what was left behind. */
       Job job = { v->in->key, v->in->process, r->start, r->end, r->node, TRUE, FALSE, TRUE, bytes,
-                  pool ? bytes : r->end - r->start, r->tries, r->move, FALSE };
+                  pool ? bytes : r->end - r->start, r->tries, r->move, FALSE, FALSE };
       g_array_append_val (promotes, job);
       queued += bytes;
       if (pool)
@@ -1042,7 +1054,7 @@ plan_interleave (VtTiering *t, const VtHostTiers *tiers, const VtPfnNodes *pfns,
       int node = top ? v->top_node : v->slow_node;
       VtMoveKey move = { src, (guint) node, page_class_of (in, per_class) };
       Job job = { in->key, in->process, from, to, node, top, FALSE, FALSE, there, 0, 0, move,
-                  FALSE };
+                  FALSE, FALSE };
       g_array_append_val (wrong, job);
       (top ? &v->up : &v->down)->eligible += there;
     }
