@@ -884,20 +884,24 @@ test_cold_demotion_gives_way_to_heat (void)
   node_used_other[0] = NODE_PAGES - PAGES - 256; /* below the low watermark */
   make_host ();
   World w;
-  world_init (&w, 1, 1);
+  world_init (&w, 1, 3); /* region 3 alone is cold */
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
-  /* However slow the host (sanitizers, a busy machine): until it is so. */
+  /* However slow the host (sanitizers, a busy machine): until it is so.
+   * As far as the high watermark asks: part of it. */
   gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
-  while (count (0, 3072, 1024, 1) < 1024 && g_get_monotonic_time () < end)
+  while (count (0, 3072, 1024, 1) < 256 && g_get_monotonic_time () < end)
     run_rounds (t, 1);
-  g_assert_cmpuint (count (0, 3072, 1024, 1), ==, 1024); /* the cold region went down */
+  guint down = count (0, 3072, 1024, 1);
+  g_assert_cmpuint (down, >=, 256); /* the cold region went down */
   node_used_other[0] = 0; /* room again */
   write_meminfo ();
   w.regions[0][3].nr_accesses = 40; /* and now it is in use */
-  end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC; /* well inside the 30 s cooldown */
-  while (count (0, 3072, 1024, 0) < 1024 && g_get_monotonic_time () < end)
+  /* Up again as far as its share goes, well inside the 30 s cooldown
+   * (cooling, none of it would move). */
+  end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (count (0, 3072, 1024, 1) >= down && g_get_monotonic_time () < end)
     run_rounds (t, 1);
-  g_assert_cmpuint (count (0, 3072, 1024, 0), ==, 1024);
+  g_assert_cmpuint (count (0, 3072, 1024, 1), <, down);
   drop_host ();
 }
 
