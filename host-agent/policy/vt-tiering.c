@@ -1007,8 +1007,8 @@ interleave_demand (const VtHostTiers *tiers, const VmRound *v, guint64 resident)
   return resident / 64 * interleave_q64 (tiers, &whole, resident);
 }
 
-/* Mode interleave: each 2 MiB chunk of the VM has its tier by a fixed
- * pattern, q of every 64 chunks on the top tier, spread evenly (chunk c
+/* Mode interleave: each 2 MiB chunk of the VM (each huge page of a
+ * hugetlbfs VM) has its tier by a fixed pattern, q of every 64 chunks on the top tier, spread evenly (chunk c
  * there when c * q mod 64 < q), whatever its heat: the spread of its
  * bandwidth over the tiers that weighted interleave gives new pages,
  * for the memory it already has. Plans the chunks that sit on the other
@@ -1030,10 +1030,12 @@ plan_interleave (VtTiering *t, const VtHostTiers *tiers, const VtPfnNodes *pfns,
   g_autofree guint64 *per_node = g_new (guint64, MAX (n_nodes, 1));
   g_autoptr (GArray) wrong = g_array_new (FALSE, FALSE, sizeof (Job));
   gint64 now = g_get_monotonic_time ();
+  /* A chunk is a huge page at least: a 1 GiB hugetlbfs page moves whole. */
+  guint64 size = MAX (HUGE_PAGE, in->huge_page_size);
   for (guint i = 0; reader && i < in->n_regions; i++) {
     const VtRegion *r = &in->regions[i];
-    for (guint64 c = r->start / HUGE_PAGE; r->end > r->start && c <= (r->end - 1) / HUGE_PAGE; c++) {
-      guint64 from = MAX (r->start, c * HUGE_PAGE), to = MIN (r->end, (c + 1) * HUGE_PAGE);
+    for (guint64 c = r->start / size; r->end > r->start && c <= (r->end - 1) / size; c++) {
+      guint64 from = MAX (r->start, c * size), to = MIN (r->end, (c + 1) * size);
       gboolean top = (c * q) % 64 < q;
       guint64 per_class[VT_PAGE_CLASSES] = { 0 };
       memset (per_node, 0, MAX (n_nodes, 1) * sizeof *per_node);

@@ -756,6 +756,22 @@ test_interleave_places_by_ratio (void)
   g_clear_pointer (&t, vt_tiering_free);
   drop_host ();
 
+  /* hugetlbfs: a chunk is a huge page (a 1 GiB one moves whole); here
+   * pages of 4 MiB, the pattern by them. */
+  one_vm_on_the_slow_node (&w, 0);
+  w.mode[0] = VT_TIER_MODE_INTERLEAVE;
+  w.interleave[0][0] = 1, w.interleave[0][1] = 1;
+  w.huge_page_size[0] = 4ull << 20;
+  t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 20);
+  for (int p = 0; p < PAGES; p++) {
+    guint64 c = (BASE + (guint64) p * PAGE) >> 22;
+    g_assert_cmpint (placement[0][p], ==, interleave_top_chunk (c, 32) ? 0 : 1);
+  }
+  g_clear_pointer (&t, vt_tiering_free);
+  w.huge_page_size[0] = 0;
+  drop_host ();
+
   one_vm_on_the_slow_node (&w, 0);
   vt_test_put_file (root, "sys/devices/system/node/node0/access0/initiators/read_bandwidth",
                     "200000\n");
