@@ -100,6 +100,8 @@ on_timer (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* {"block": the one the step is at}; the caller's to free (not taken by
+ * vt_qmp_execute_async). */
 static JsonObject *
 block_args (VtDirtyPagesWatch *w)
 {
@@ -153,7 +155,8 @@ stop_next (VtDirtyPagesWatch *w)
     report (w);
     return;
   }
-  vt_qmp_execute_async (w->qmp, "x-dirty-pages-stop", block_args (w), w->cancel, on_stopped, w);
+  g_autoptr (JsonObject) args = block_args (w);
+  vt_qmp_execute_async (w->qmp, "x-dirty-pages-stop", args, w->cancel, on_stopped, w);
 }
 
 static void
@@ -192,7 +195,8 @@ query_next (VtDirtyPagesWatch *w)
     stop_all (w);
     return;
   }
-  vt_qmp_execute_async (w->qmp, "x-query-dirty-pages", block_args (w), w->cancel, on_queried, w);
+  g_autoptr (JsonObject) args = block_args (w);
+  vt_qmp_execute_async (w->qmp, "x-query-dirty-pages", args, w->cancel, on_queried, w);
 }
 
 static gboolean
@@ -230,7 +234,8 @@ start_next (VtDirtyPagesWatch *w)
     w->timer = g_timeout_add (w->window_ms, on_window_end, w);
     return;
   }
-  vt_qmp_execute_async (w->qmp, "x-dirty-pages-start", block_args (w), w->cancel, on_started, w);
+  g_autoptr (JsonObject) args = block_args (w);
+  vt_qmp_execute_async (w->qmp, "x-dirty-pages-start", args, w->cancel, on_started, w);
 }
 
 VtDirtyPagesWatch *

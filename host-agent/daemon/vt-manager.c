@@ -70,6 +70,7 @@ tiering_inputs (GArray *inputs, gpointer data)
       .fast_nodes = vt_policies_fast_nodes (m->policies, vt_vm_get_name (vm)),
       .slow_nodes = vt_policies_slow_nodes (m->policies, vt_vm_get_name (vm)),
     };
+    vt_vm_follow_interleave (vm, in.mode == VT_TIER_MODE_INTERLEAVE);
     in.regions = vt_tracker_regions (t, &in.n_regions);
     in.written = vt_vm_regions_written (vm, in.regions, in.n_regions);
     g_array_append_val (inputs, in);

@@ -37,6 +37,7 @@ struct _VtVm {
   GArray *written;
   char *written_why;
   GArray *regions_written; /* guint64, vt_vm_regions_written's */
+  gboolean backend_interleaved; /* vt_vm_follow_interleave switched its backends */
   guint residency_timer, retry_timer;
 };
 
@@ -84,6 +85,7 @@ tear_down_tracking (VtVm *vm)
   g_clear_pointer (&vm->dirty, vt_dirty_rate_poller_free);
   g_clear_pointer (&vm->dirty_pages, vt_dirty_pages_watch_free);
   g_clear_pointer (&vm->regions_written, g_array_unref);
+  vm->backend_interleaved = FALSE;
   g_clear_pointer (&vm->written, g_array_unref);
   g_clear_pointer (&vm->written_why, g_free);
   g_clear_pointer (&vm->tracker, vt_tracker_free);
@@ -533,6 +535,84 @@ vt_vm_written_pages (VtVm *vm, guint64 start, guint64 end, guint64 *pages)
   return TRUE;
 }
 
+/* ---- mode interleave and the backends' own policy ---- */
+
+static void
+on_qom_set (GObject *src, GAsyncResult *res, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonNode) reply = vt_qmp_execute_finish (VT_QMP (src), res, &error);
+  if (error && !cancelled (error))
+    g_message ("VM %s: its backend's policy: %s", (const char *) data, error->message);
+  g_free (data);
+}
+
+static void
+qom_set (VtVm *vm, const char *backend, const char *property, JsonNode *value)
+{
+  g_autoptr (JsonObject) args = json_object_new ();
+  g_autofree char *path = g_strconcat ("/objects/", backend, NULL);
+  json_object_set_string_member (args, "path", path);
+  json_object_set_string_member (args, "property", property);
+  json_object_set_member (args, "value", value);
+  /* One connection: QEMU runs them in the order sent. */
+  vt_qmp_execute_async (vm->qmp, "qom-set", args, vm->cancel, on_qom_set, g_strdup (vm->name));
+}
+
+static JsonNode *
+nodes_node (const GArray *nodes)
+{
+  JsonArray *a = json_array_new ();
+  for (guint i = 0; nodes && i < nodes->len; i++)
+    json_array_add_int_element (a, g_array_index (nodes, guint, i));
+  JsonNode *n = json_node_new (JSON_NODE_ARRAY);
+  json_node_take_array (n, a);
+  return n;
+}
+
+static JsonNode *
+string_node (const char *text)
+{
+  JsonNode *n = json_node_new (JSON_NODE_VALUE);
+  json_node_set_string (n, text);
+  return n;
+}
+
+void
+vt_vm_follow_interleave (VtVm *vm, gboolean on)
+{
+  if (!vm->map || vm->map_source != VT_RAM_MAP_FROM_RAM_BLOCKS || on == vm->backend_interleaved)
+    return;
+  g_autoptr (GArray) nodes = NULL;
+  if (on) {
+    g_autofree char *list = vt_sysfs_exists ("sys/kernel/mm/mempolicy/weighted_interleave")
+                              ? vt_sysfs_read ("sys/devices/system/node/has_memory", NULL) : NULL;
+    nodes = list ? vt_parse_nodelist (g_strstrip (list), NULL) : NULL;
+    if (!nodes)
+      return; /* a kernel without weighted interleave (before 6.9) */
+  }
+  vm->backend_interleaved = on;
+  for (guint i = 0; i < vm->map->blocks->len; i++) {
+    const VtRamBlock *b = g_ptr_array_index (vm->map->blocks, i);
+    if (!b->policy)
+      continue;
+    if (on) { /* every node of the host: no page lies off them, none moves now */
+      qom_set (vm, b->id, "host-nodes", nodes_node (nodes));
+      qom_set (vm, b->id, "policy", string_node ("weighted-interleave"));
+      continue;
+    }
+    /* Back as it was: under default, host-nodes is only recorded. */
+    qom_set (vm, b->id, "policy", string_node ("default"));
+    qom_set (vm, b->id, "host-nodes", nodes_node (b->host_nodes));
+    if (!g_str_equal (b->policy, "default"))
+      qom_set (vm, b->id, "policy", string_node (b->policy));
+  }
+  g_message ("VM %s: %s", vm->name,
+             on ? "mode interleave: its memory backends' own policy is weighted-interleave over "
+                  "the host's memory nodes now, so that new pages spread too"
+                : "its memory backends' own policy is as it was");
+}
+
 const guint64 *
 vt_vm_regions_written (VtVm *vm, const VtRegion *regions, guint n)
 {
@@ -600,6 +680,7 @@ vt_vm_to_variant (VtVm *vm)
   g_variant_dict_insert (&d, "written_pages", "t", written);
   g_variant_dict_insert (&d, "dirty_pages_source", "s", known ? "x-query-dirty-pages" : "");
   g_variant_dict_insert (&d, "dirty_pages_error", "s", vm->written_why ? vm->written_why : "");
+  g_variant_dict_insert (&d, "backend_interleave", "b", vm->backend_interleaved);
   g_variant_dict_insert (&d, "kdamond_pid", "u",
                          (guint32) (vm->tracker ? vt_tracker_kdamond (vm->tracker) : 0));
   g_variant_dict_insert (&d, "aggregations", "t",

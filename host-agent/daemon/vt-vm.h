@@ -56,6 +56,14 @@ VtTracker *vt_vm_get_tracker (VtVm *vm);   /* NULL until set up */
 /* Pages of [start, end) (host addresses in QEMU) written in the last
  * dirty-page window (vt-dirty-pages.h); FALSE when it has none. */
 gboolean vt_vm_written_pages (VtVm *vm, guint64 start, guint64 end, guint64 *pages);
+/* Mode interleave (`on`) on a QEMU with qemu-patches (its map came from
+ * x-query-ram-blocks) on a kernel with weighted interleave: its memory
+ * backends' own policy becomes weighted-interleave over the host's memory
+ * nodes (by the host's weights), so that the pages the guest allocates
+ * from now on spread too; vtierd's moves bring them to the VM's ratio.
+ * Out of the mode, each backend's policy and nodes as they were. Once per
+ * change; a no-op on any other QEMU. */
+void vt_vm_follow_interleave (VtVm *vm, gboolean on);
 /* The same for each of `n` regions, in an array the VM owns until the
  * next call; NULL when it has no window. */
 const guint64 *vt_vm_regions_written (VtVm *vm, const VtRegion *regions, guint n);

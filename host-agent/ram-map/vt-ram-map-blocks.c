@@ -105,6 +105,21 @@ block_of (JsonNode *node, guint i, GError **error)
   block->node_bytes = g_array_new (FALSE, TRUE, sizeof (guint64));
   if (!add_mappings (block, json_node_get_array (mappings), i, error))
     return NULL;
+  /* Its backend's policy: what vtierd puts back after changing it. */
+  const char *policy = get_string (memdev, "policy");
+  JsonNode *nodes = json_object_get_member (memdev, "host-nodes");
+  block->policy = g_strdup (policy ? policy : "default");
+  block->host_nodes = g_array_new (FALSE, FALSE, sizeof (guint));
+  for (guint k = 0; nodes && JSON_NODE_HOLDS_ARRAY (nodes) &&
+                    k < json_array_get_length (json_node_get_array (nodes)); k++) {
+    JsonNode *e = json_array_get_element (json_node_get_array (nodes), k);
+    gint64 n = JSON_NODE_HOLDS_VALUE (e) && json_node_get_value_type (e) == G_TYPE_INT64
+                 ? json_node_get_int (e) : -1;
+    if (n < 0 || n > G_MAXUINT16)
+      return bad (error, i, "a host node that is not a node number"), NULL;
+    guint node = (guint) n;
+    g_array_append_val (block->host_nodes, node);
+  }
   /* Its RAM block's own name: what the dirty-page commands take. */
   const char *name = get_string (o, "id");
   if (!name || !*name)

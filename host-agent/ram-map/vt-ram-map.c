@@ -28,6 +28,8 @@ vt_ram_block_free (VtRamBlock *block)
     return;
   g_free (block->id);
   g_free (block->name);
+  g_free (block->policy);
+  g_clear_pointer (&block->host_nodes, g_array_unref);
   g_free (block->kind);
   g_clear_pointer (&block->gpa, g_array_unref);
   g_clear_pointer (&block->node_bytes, g_array_unref);

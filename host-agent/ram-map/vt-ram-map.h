@@ -30,6 +30,10 @@ typedef struct {
 typedef struct {
   char *id;          /* backend id, e.g. "mem0", "pc.ram", "ram-node0" */
   char *name;        /* QEMU's name of its RAM block (x-query-ram-blocks' id) */
+  /* its backend's host memory policy and nodes as x-query-ram-blocks gave
+   * them ("default", "bind", ...; guint); NULL from the text answers */
+  char *policy;
+  GArray *host_nodes;
   char *kind;        /* "ram", "memfd", "file", or "unknown" */
   gint guest_node;   /* guest NUMA node it backs; -1 without guest NUMA */
   guint64 size;      /* bytes */

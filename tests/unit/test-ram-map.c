@@ -176,6 +176,8 @@ test_ram_blocks_match_text (void)
    * on node 1 at 384 MiB; the file backend's kind. */
   g_autoptr (VtRamMap) numa2 = map_from_ram_blocks ("qemu-patched-numa2");
   g_assert_cmpstr (block_at (numa2, 0)->kind, ==, "memfd");
+  g_assert_cmpstr (block_at (numa2, 0)->policy, ==, "default"); /* what vtierd puts back */
+  g_assert_cmpuint (block_at (numa2, 0)->host_nodes->len, ==, 0);
   g_assert_cmpint (block_at (numa2, 1)->guest_node, ==, 1);
   g_assert_cmpuint (range_at (block_at (numa2, 1), 0)->gpa, ==, 384 * MiB);
   g_autoptr (VtRamMap) file = map_from_ram_blocks ("qemu-patched-file");
@@ -215,6 +217,9 @@ test_ram_blocks_bad (void)
       "two RAM blocks" },
     { "[{\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\"},\"used-length\":4096,"
       "\"host-address\":4096,\"page-size\":4096,\"mappings\":[]}]", "no RAM block id" },
+    { "[{\"id\":\"m\",\"memdev\":{\"id\":\"m\",\"type\":\"memory-backend-ram\","
+      "\"policy\":\"bind\",\"host-nodes\":[\"1\"]},\"used-length\":4096,"
+      "\"host-address\":4096,\"page-size\":4096,\"mappings\":[]}]", "not a node number" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
     g_autoptr (GError) error = NULL;

@@ -18,7 +18,9 @@ dirty-page window every 5 s:
   page); a live qom-set host-nodes=1 (0003) puts >= 97% of them on node1;
   host-nodes=0-1 again is applied (query-memdev) but moves nothing, as
   mbind(MPOL_MF_MOVE) moves only pages off the new nodes; then vtier's
-  mode interleave 3:1 (vtierctl set) brings 75% +- 3% back to node0.
+  mode interleave 3:1 (vtierctl set) brings 75% +- 3% back to node0;
+- "wj", default policy: vtier's mode interleave switches its backend to
+  weighted-interleave over 0-1 (query-memdev), mode auto back to default.
 Not in make check (the patched QEMU is a build of its own, about 20
 minutes cold): `make check-qemu-patched`."""
 import time
@@ -164,6 +166,34 @@ check(abs(f0 - want0) <= 0.03,
       f"promoted {st.get('promoted_bytes', 0) >> 20} MiB, demoted {st.get('demoted_bytes', 0) >> 20} "
       f"MiB, {st.get('tiering')})")
 
-testbed.verify_all([px, wr, wi])
+# vtierd switching a backend's own policy: "wj", default policy; vtier's
+# mode interleave makes it weighted-interleave over the host's nodes (so
+# that new pages spread too); mode auto puts default back.
+wj = testbed.Guest.start("wj", size=96, hot=16, qemu=QEMU, verify=30)
+wj.wait_ready()
+vtierd.wait_tracking("wj")
+
+
+def wj_memdev():
+    m = wj.monitor()
+    try:
+        return next(d for d in m.execute("query-memdev") if d.get("id") == "ram0")
+    finally:
+        m.close()
+
+
+vtierd.ctl("set", "wj", "--mode", "interleave", "--interleave", "3:1")
+testbed.wait_for("vtierd to switch wj's backend",
+                 lambda: wj_memdev()["policy"] == "weighted-interleave", 60)
+d = wj_memdev()
+check(d["policy"] == "weighted-interleave" and d["host-nodes"] == [0, 1]
+      and vtierd.vm("wj")["backend_interleave"],
+      f"mode interleave: wj's backend is weighted-interleave over 0-1 ({d['policy']}, "
+      f"{d['host-nodes']}), and vtierd says so")
+vtierd.ctl("set", "wj", "--mode", "auto")
+testbed.wait_for("vtierd to put wj's backend back", lambda: wj_memdev()["policy"] == "default", 60)
+check(not vtierd.vm("wj")["backend_interleave"], "mode auto: wj's backend policy is default again")
+
+testbed.verify_all([px, wr, wi, wj])
 vtierd.stop()
 testbed.finish()
