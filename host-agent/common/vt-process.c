@@ -72,3 +72,28 @@ vt_process_check (const VtProcess *process, GError **error)
 {
   return vt_process_check_at (NULL, process, error);
 }
+
+/* "NAME:   123 kB" in /proc/PID/status, in bytes; 0 without the line. */
+static guint64
+status_kb (const char *status, const char *name)
+{
+  g_autofree char *key = g_strconcat ("\n", name, ":", NULL);
+  const char *at = strstr (status, key);
+  return at ? g_ascii_strtoull (at + strlen (key), NULL, 10) << 10 : 0;
+}
+
+gboolean
+vt_process_memory_held (GPid pid, guint64 *locked, guint64 *pinned, GError **error)
+{
+  g_autofree char *path = g_strdup_printf ("proc/%d/status", (int) pid);
+  g_autoptr (GError) local = NULL;
+  g_autofree char *status = pid > 0 ? vt_sysfs_read (path, &local) : NULL;
+  if (!status) {
+    g_set_error (error, VT_ERROR, VT_ERROR_GONE, "process %d is gone%s%s", (int) pid,
+                 local ? ": " : "", local ? local->message : "");
+    return FALSE;
+  }
+  *locked = status_kb (status, "VmLck");
+  *pinned = status_kb (status, "VmPin");
+  return TRUE;
+}

@@ -26,4 +26,10 @@ gboolean vt_process_check (const VtProcess *process, GError **error);
 /* The same with the paths under `root` (itself under the vt_sysfs root),
  * for code that keeps its own root, as VtDamon does. */
 gboolean vt_process_identify_at (const char *root, GPid pid, VtProcess *process, GError **error);
+
+/* Its memory the kernel holds in place, from /proc/PID/status: VmLck
+ * (locked_vm: mlock, and what VFIO's type1 IOMMU pins for a device) and
+ * VmPin (pinned_vm: long-term pins such as RDMA's), in bytes. A line a
+ * kernel does not have counts 0; VT_ERROR_GONE without the file. */
+gboolean vt_process_memory_held (GPid pid, guint64 *locked, guint64 *pinned, GError **error);
 gboolean vt_process_check_at (const char *root, const VtProcess *process, GError **error);

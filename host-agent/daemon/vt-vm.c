@@ -681,6 +681,13 @@ vt_vm_to_variant (VtVm *vm)
   g_variant_dict_insert (&d, "dirty_pages_source", "s", known ? "x-query-dirty-pages" : "");
   g_variant_dict_insert (&d, "dirty_pages_error", "s", vm->written_why ? vm->written_why : "");
   g_variant_dict_insert (&d, "backend_interleave", "b", vm->backend_interleaved);
+  /* What the kernel holds in place for it: a VFIO device's pins show in
+   * locked_bytes, long-term pins (RDMA) in pinned_bytes. */
+  guint64 locked = 0, pinned = 0;
+  if (vm->pid > 0)
+    vt_process_memory_held (vm->pid, &locked, &pinned, NULL);
+  g_variant_dict_insert (&d, "locked_bytes", "t", locked);
+  g_variant_dict_insert (&d, "pinned_bytes", "t", pinned);
   g_variant_dict_insert (&d, "kdamond_pid", "u",
                          (guint32) (vm->tracker ? vt_tracker_kdamond (vm->tracker) : 0));
   g_variant_dict_insert (&d, "aggregations", "t",

@@ -152,6 +152,21 @@ test_process_fake (void)
   g_assert_nonnull (strstr (error->message, "403450"));
   g_clear_error (&error);
 
+  /* What the kernel holds in place: VmLck and VmPin, in kB. */
+  vt_test_put_file (root, "proc/4242/status",
+                    "Name:\tqemu-system-x86\nVmPeak:\t 2097152 kB\nVmLck:\t  524288 kB\n"
+                    "VmPin:\t    4096 kB\nVmHWM:\t 1048576 kB\n");
+  guint64 locked = 7, pinned = 7;
+  g_assert_true (vt_process_memory_held (4242, &locked, &pinned, &error));
+  g_assert_cmpuint (locked, ==, 512ull << 20);
+  g_assert_cmpuint (pinned, ==, 4ull << 20);
+  vt_test_put_file (root, "proc/4243/status", "Name:\tqemu\nVmRSS:\t 100 kB\n");
+  g_assert_true (vt_process_memory_held (4243, &locked, &pinned, &error));
+  g_assert_cmpuint (locked + pinned, ==, 0); /* an old kernel's: no such lines */
+  g_assert_false (vt_process_memory_held (4246, &locked, &pinned, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
+  g_clear_error (&error);
+
   VtProcess none = { 4244, 1 };
   g_assert_false (vt_process_check (&none, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
