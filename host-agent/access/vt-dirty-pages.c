@@ -137,7 +137,8 @@ static void
 on_stopped (GObject *src, GAsyncResult *res, gpointer data)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (JsonNode) reply = finish (src, res, &error);
+  JsonNode *reply = finish (src, res, &error);
+  g_clear_pointer (&reply, json_node_unref); /* whether it failed is what counts */
   if (cancelled (error))
     return;
   VtDirtyPagesWatch *w = data;
@@ -213,7 +214,8 @@ static void
 on_started (GObject *src, GAsyncResult *res, gpointer data)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (JsonNode) reply = finish (src, res, &error);
+  JsonNode *reply = finish (src, res, &error);
+  g_clear_pointer (&reply, json_node_unref); /* whether it failed is what counts */
   if (cancelled (error))
     return;
   VtDirtyPagesWatch *w = data;

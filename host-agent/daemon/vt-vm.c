@@ -541,7 +541,8 @@ static void
 on_qom_set (GObject *src, GAsyncResult *res, gpointer data)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (JsonNode) reply = vt_qmp_execute_finish (VT_QMP (src), res, &error);
+  JsonNode *reply = vt_qmp_execute_finish (VT_QMP (src), res, &error);
+  g_clear_pointer (&reply, json_node_unref); /* qom-set returns {} */
   if (error && !cancelled (error))
     g_message ("VM %s: its backend's policy: %s", (const char *) data, error->message);
   g_free (data);
