@@ -72,6 +72,13 @@ lookup_u32 (GVariant *dict, const char *key)
   return g_variant_lookup (dict, key, "u", &value) ? value : 0;
 }
 
+static gboolean
+lookup_bool (GVariant *dict, const char *key)
+{
+  gboolean value;
+  return g_variant_lookup (dict, key, "b", &value) && value;
+}
+
 static double
 lookup_double (GVariant *dict, const char *key, double fallback)
 {
@@ -357,16 +364,31 @@ vt_ctl_format_tiering_text (GVariant *vm)
                        : strcmp (reason, "device") == 0 ? "all of it, pinned by a VFIO device"
                                                         : reason)
     : g_strdup ("");
+  /* What the kernel holds in place, and what a patched QEMU tells. */
+  guint64 locked = lookup_u64 (vm, "locked_bytes"), pinned = lookup_u64 (vm, "pinned_bytes");
+  g_autofree char *locked_size = vt_ctl_format_size (locked);
+  g_autofree char *pinned_size = vt_ctl_format_size (pinned);
+  g_autofree char *held = locked || pinned
+    ? g_strdup_printf ("  held in place by the kernel: %s locked, %s pinned\n", locked_size,
+                       pinned_size)
+    : g_strdup ("");
+  const char *map_from = lookup_str (vm, "ram_map_from", "");
+  g_autofree char *qemu = strcmp (lookup_str (vm, "dirty_pages_source", ""), "") != 0
+    ? g_strdup_printf ("  QEMU: RAM map from %s; %" G_GUINT64_FORMAT " pages written in the last "
+                       "dirty-page window%s\n", map_from, lookup_u64 (vm, "written_pages"),
+                       lookup_bool (vm, "backend_interleave")
+                         ? "; its backends weighted-interleave (mode interleave)" : "")
+    : *map_from ? g_strdup_printf ("  QEMU: RAM map from %s\n", map_from) : g_strdup ("");
   return g_strdup_printf ("tiering: %s%s%s\n"
                           "  top tier %s%s (hot %s), slow tiers %s (hot %s)\n"
                           "  hot on slow tiers waiting: %s to age, %s cooling; warm there %s\n"
                           "  exchanged %s; failed %s (target full %s, shared %s, other %s), busy %s\n"
-                          "%s"
+                          "%s%s%s"
                           "  host moves %s per CPU-second\n",
                           *status ? status : "not yet planned", *status ? ": " : "",
                           lookup_str (vm, "tiering_why", ""), top, in_flight, hot_top, slow,
                           hot_slow, young, cooling, warm, swapped, failed, no_mem, shared, other, busy,
-                          cannot,
+                          cannot, held, qemu,
                           rate);
 }
 

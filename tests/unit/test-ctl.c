@@ -71,6 +71,12 @@ sample_vms (void)
   g_variant_builder_add (&web, "{sv}", "hot_slow_young_bytes", g_variant_new_uint64 (64 * MiB));
   g_variant_builder_add (&web, "{sv}", "hot_slow_cooling_bytes", g_variant_new_uint64 (32 * MiB));
   g_variant_builder_add (&web, "{sv}", "warm_slow_bytes", g_variant_new_uint64(8 * MiB));
+  g_variant_builder_add (&web, "{sv}", "locked_bytes", g_variant_new_uint64 (4 * GiB));
+  g_variant_builder_add (&web, "{sv}", "ram_map_from", g_variant_new_string ("x-query-ram-blocks"));
+  g_variant_builder_add (&web, "{sv}", "dirty_pages_source",
+                         g_variant_new_string ("x-query-dirty-pages"));
+  g_variant_builder_add (&web, "{sv}", "written_pages", g_variant_new_uint64 (4501));
+  g_variant_builder_add (&web, "{sv}", "backend_interleave", g_variant_new_boolean (TRUE));
   g_variant_builder_add (&vms, "a{sv}", &web);
 
   g_variant_builder_init (&db, G_VARIANT_TYPE_VARDICT);
@@ -227,6 +233,11 @@ test_list_text (void)
                                      "out of the plans for now\n"));
   g_assert_nonnull (strstr (tiering, "hot on slow tiers waiting: 64.0 MiB to age, 32.0 MiB "
                                      "cooling; warm there 8.0 MiB\n"));
+  /* A VFIO VM's pins (VmLck), and what a patched QEMU tells. */
+  g_assert_nonnull (strstr (tiering, "  held in place by the kernel: 4.0 GiB locked, 0 B pinned\n"));
+  g_assert_nonnull (strstr (tiering, "  QEMU: RAM map from x-query-ram-blocks; 4501 pages written in "
+                                     "the last dirty-page window; its backends weighted-interleave "
+                                     "(mode interleave)\n"));
 
   /* Columns line up: every field of the header starts where the rows' do. */
   g_autofree char *header = vt_test_line_starting (text, "NAME");
