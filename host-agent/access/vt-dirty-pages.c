@@ -133,13 +133,21 @@ report (VtDirtyPagesWatch *w)
     w->timer = g_timeout_add_seconds (w->interval_s, on_timer, w);
 }
 
+/* A start's or stop's outcome ({} or an error): FALSE when cancelled (the
+ * watch is gone). */
+static gboolean
+step_done (GObject *src, GAsyncResult *res, GError **error)
+{
+  JsonNode *reply = finish (src, res, error);
+  g_clear_pointer (&reply, json_node_unref);
+  return !cancelled (*error);
+}
+
 static void
 on_stopped (GObject *src, GAsyncResult *res, gpointer data)
 {
   g_autoptr (GError) error = NULL;
-  JsonNode *reply = finish (src, res, &error);
-  g_clear_pointer (&reply, json_node_unref); /* whether it failed is what counts */
-  if (cancelled (error))
+  if (!step_done (src, res, &error))
     return;
   VtDirtyPagesWatch *w = data;
   if (error && !w->error)
@@ -214,9 +222,7 @@ static void
 on_started (GObject *src, GAsyncResult *res, gpointer data)
 {
   g_autoptr (GError) error = NULL;
-  JsonNode *reply = finish (src, res, &error);
-  g_clear_pointer (&reply, json_node_unref); /* whether it failed is what counts */
-  if (cancelled (error))
+  if (!step_done (src, res, &error))
     return;
   VtDirtyPagesWatch *w = data;
   /* Left on by an earlier vtierd (stopped mid-window): on it is. */

@@ -29,18 +29,27 @@ parse_start_time (const char *stat, GPid pid, guint64 *start, GError **error)
   return FALSE;
 }
 
+/* /proc/PID/NAME under `root` (NULL: the vt_sysfs root alone), or NULL
+ * with VT_ERROR_GONE. */
+static char *
+read_proc (const char *root, GPid pid, const char *name, GError **error)
+{
+  g_autofree char *rel = g_strdup_printf ("proc/%d/%s", (int) pid, name);
+  g_autofree char *path = g_build_filename (root ? root : "", rel, NULL);
+  g_autoptr (GError) local = NULL;
+  char *text = pid > 0 ? vt_sysfs_read (path, &local) : NULL;
+  if (!text)
+    g_set_error (error, VT_ERROR, VT_ERROR_GONE, "process %d is gone%s%s", (int) pid,
+                 local ? ": " : "", local ? local->message : "");
+  return text;
+}
+
 gboolean
 vt_process_identify_at (const char *root, GPid pid, VtProcess *process, GError **error)
 {
-  g_autofree char *rel = g_strdup_printf ("proc/%d/stat", (int) pid);
-  g_autofree char *path = g_build_filename (root ? root : "", rel, NULL);
-  g_autoptr (GError) local = NULL;
-  g_autofree char *stat = pid > 0 ? vt_sysfs_read (path, &local) : NULL;
-  if (!stat) {
-    g_set_error (error, VT_ERROR, VT_ERROR_GONE, "process %d is gone%s%s", (int) pid,
-                 local ? ": " : "", local ? local->message : "");
+  g_autofree char *stat = read_proc (root, pid, "stat", error);
+  if (!stat)
     return FALSE;
-  }
   process->pid = pid;
   return parse_start_time (stat, pid, &process->start_time, error);
 }
@@ -85,14 +94,9 @@ status_kb (const char *status, const char *name)
 gboolean
 vt_process_memory_held (GPid pid, guint64 *locked, guint64 *pinned, GError **error)
 {
-  g_autofree char *path = g_strdup_printf ("proc/%d/status", (int) pid);
-  g_autoptr (GError) local = NULL;
-  g_autofree char *status = pid > 0 ? vt_sysfs_read (path, &local) : NULL;
-  if (!status) {
-    g_set_error (error, VT_ERROR, VT_ERROR_GONE, "process %d is gone%s%s", (int) pid,
-                 local ? ": " : "", local ? local->message : "");
+  g_autofree char *status = read_proc (NULL, pid, "status", error);
+  if (!status)
     return FALSE;
-  }
   *locked = status_kb (status, "VmLck");
   *pinned = status_kb (status, "VmPin");
   return TRUE;

@@ -98,8 +98,9 @@ wi.wait_ready()
 vtierd.wait_tracking("wi")
 
 
-def memdev():
-    m = wi.monitor()
+def memdev(g=None):
+    """query-memdev's entry of a guest's RAM backend (wi's by default)."""
+    m = (g or wi).monitor()
     try:
         return next(d for d in m.execute("query-memdev") if d.get("id") == "ram0")
     finally:
@@ -182,24 +183,16 @@ wj.wait_ready()
 vtierd.wait_tracking("wj")
 
 
-def wj_memdev():
-    m = wj.monitor()
-    try:
-        return next(d for d in m.execute("query-memdev") if d.get("id") == "ram0")
-    finally:
-        m.close()
-
-
 vtierd.ctl("set", "wj", "--mode", "interleave", "--interleave", "3:1")
 testbed.wait_for("vtierd to switch wj's backend",
-                 lambda: wj_memdev()["policy"] == "weighted-interleave", 60)
-d = wj_memdev()
+                 lambda: memdev(wj)["policy"] == "weighted-interleave", 60)
+d = memdev(wj)
 check(d["policy"] == "weighted-interleave" and d["host-nodes"] == [0, 1]
       and vtierd.vm("wj")["backend_interleave"],
       f"mode interleave: wj's backend is weighted-interleave over 0-1 ({d['policy']}, "
       f"{d['host-nodes']}), and vtierd says so")
 vtierd.ctl("set", "wj", "--mode", "auto")
-testbed.wait_for("vtierd to put wj's backend back", lambda: wj_memdev()["policy"] == "default", 60)
+testbed.wait_for("vtierd to put wj's backend back", lambda: memdev(wj)["policy"] == "default", 60)
 check(not vtierd.vm("wj")["backend_interleave"], "mode auto: wj's backend policy is default again")
 
 testbed.verify_all([px, wr, wi, wj])
