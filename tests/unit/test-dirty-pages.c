@@ -5,11 +5,10 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
-#include <gio/gio.h>
-#include <gio/gunixsocketaddress.h>
 
 #include "access/vt-dirty-pages.h"
 #include "common/vt-error.h"
+#include "vt-test-socket.h"
 #include "vt-test-tree.h"
 
 /* A reply for a block of `pages` 4 KiB pages with `set` written. */
@@ -181,12 +180,7 @@ peer_start (Peer *peer, gboolean lacking)
   peer->path = g_build_filename (peer->dir, "qmp.sock", NULL);
   peer->lacking = lacking;
   peer->said = g_string_new (NULL);
-  peer->service = g_socket_service_new ();
-  g_autoptr (GSocketAddress) addr = g_unix_socket_address_new (peer->path);
-  g_assert_true (g_socket_listener_add_address (G_SOCKET_LISTENER (peer->service), addr,
-                                                G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_DEFAULT,
-                                                NULL, NULL, NULL));
-  g_signal_connect (peer->service, "incoming", G_CALLBACK (on_incoming), NULL);
+  peer->service = vt_test_listen_unix (peer->path, G_CALLBACK (on_incoming), NULL);
 }
 
 static void

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "discovery/vt-guest-reader.h"
+#include "vt-test-socket.h"
 #include "vt-test-tree.h"
 
 #define GOOD "{\"version\": 1, \"nodes\": []}"
@@ -33,12 +34,7 @@ setup (Fixture *f, gconstpointer data)
   (void) data;
   f->dir = vt_test_make_tmpdir ("vt-guest-reader-XXXXXX");
   f->path = g_build_filename (f->dir, "g.sock", NULL);
-  f->service = g_socket_service_new ();
-  g_autoptr (GSocketAddress) addr = g_unix_socket_address_new (f->path);
-  g_assert_true (g_socket_listener_add_address (G_SOCKET_LISTENER (f->service), addr,
-                                                G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_DEFAULT,
-                                                NULL, NULL, NULL));
-  g_signal_connect (f->service, "incoming", G_CALLBACK (on_incoming), f);
+  f->service = vt_test_listen_unix (f->path, G_CALLBACK (on_incoming), f);
   f->reader = vt_guest_reader_new ("hostile", f->path);
   while (!f->guest)
     g_main_context_iteration (NULL, TRUE);

@@ -13,6 +13,7 @@
 
 #include "common/vt-error.h"
 #include "discovery/vt-qmp.h"
+#include "vt-test-socket.h"
 #include "vt-test-tree.h"
 
 /* Short, so the tests of time limits are quick (longer under valgrind). */
@@ -321,14 +322,7 @@ fake_server_new (void)
   server->received = g_ptr_array_new_with_free_func ((GDestroyNotify) json_object_unref);
   g_queue_init (&server->output);
 
-  server->service = g_socket_service_new ();
-  g_autoptr (GSocketAddress) address = g_unix_socket_address_new (server->path);
-  g_autoptr (GError) error = NULL;
-  g_socket_listener_add_address (G_SOCKET_LISTENER (server->service), address,
-                                 G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_DEFAULT, NULL, NULL,
-                                 &error);
-  g_assert_no_error (error);
-  g_signal_connect (server->service, "incoming", G_CALLBACK (on_incoming), server);
+  server->service = vt_test_listen_unix (server->path, G_CALLBACK (on_incoming), server);
   g_socket_service_start (server->service);
   return server;
 }
