@@ -38,6 +38,7 @@ struct _VtVm {
   char *written_why;
   GArray *regions_written; /* guint64, vt_vm_regions_written's */
   gboolean backend_interleaved; /* vt_vm_follow_interleave switched its backends */
+  char *backend_refused; /* why QEMU refused a switch (not asked again), or NULL */
   guint residency_timer, retry_timer;
 };
 
@@ -86,6 +87,7 @@ tear_down_tracking (VtVm *vm)
   g_clear_pointer (&vm->dirty_pages, vt_dirty_pages_watch_free);
   g_clear_pointer (&vm->regions_written, g_array_unref);
   vm->backend_interleaved = FALSE;
+  g_clear_pointer (&vm->backend_refused, g_free);
   g_clear_pointer (&vm->written, g_array_unref);
   g_clear_pointer (&vm->written_why, g_free);
   g_clear_pointer (&vm->tracker, vt_tracker_free);
@@ -537,15 +539,23 @@ vt_vm_written_pages (VtVm *vm, guint64 start, guint64 end, guint64 *pages)
 
 /* ---- mode interleave and the backends' own policy ---- */
 
+/* A refusal is said once and kept: the VM is not asked again (each ask
+ * would be refused alike, every round). Seen: 0003's mbind with
+ * MPOL_MF_STRICT refuses weighted interleave while the pages a guest has
+ * do not follow its pattern ("some of its pages could not be moved"). */
 static void
 on_qom_set (GObject *src, GAsyncResult *res, gpointer data)
 {
   g_autoptr (GError) error = NULL;
   JsonNode *reply = vt_qmp_execute_finish (VT_QMP (src), res, &error);
   g_clear_pointer (&reply, json_node_unref); /* qom-set returns {} */
-  if (error && !cancelled (error))
-    g_message ("VM %s: its backend's policy: %s", (const char *) data, error->message);
-  g_free (data);
+  if (!error || cancelled (error))
+    return; /* cancelled: the VM may be gone */
+  VtVm *vm = data;
+  if (!vm->backend_refused)
+    g_message ("VM %s: its backend's policy: %s", vm->name, error->message);
+  g_free (vm->backend_refused);
+  vm->backend_refused = g_strdup (error->message);
 }
 
 static void
@@ -557,7 +567,7 @@ qom_set (VtVm *vm, const char *backend, const char *property, JsonNode *value)
   json_object_set_string_member (args, "property", property);
   json_object_set_member (args, "value", value);
   /* One connection: QEMU runs them in the order sent. */
-  vt_qmp_execute_async (vm->qmp, "qom-set", args, vm->cancel, on_qom_set, g_strdup (vm->name));
+  vt_qmp_execute_async (vm->qmp, "qom-set", args, vm->cancel, on_qom_set, vm);
 }
 
 static JsonNode *
@@ -582,7 +592,8 @@ string_node (const char *text)
 void
 vt_vm_follow_interleave (VtVm *vm, gboolean on)
 {
-  if (!vm->map || vm->map_source != VT_RAM_MAP_FROM_RAM_BLOCKS || on == vm->backend_interleaved)
+  if (!vm->map || vm->map_source != VT_RAM_MAP_FROM_RAM_BLOCKS || on == vm->backend_interleaved ||
+      vm->backend_refused)
     return;
   g_autoptr (GArray) nodes = NULL;
   if (on) {
@@ -681,7 +692,9 @@ vt_vm_to_variant (VtVm *vm)
   g_variant_dict_insert (&d, "written_pages", "t", written);
   g_variant_dict_insert (&d, "dirty_pages_source", "s", known ? "x-query-dirty-pages" : "");
   g_variant_dict_insert (&d, "dirty_pages_error", "s", vm->written_why ? vm->written_why : "");
-  g_variant_dict_insert (&d, "backend_interleave", "b", vm->backend_interleaved);
+  g_variant_dict_insert (&d, "backend_interleave", "b",
+                         vm->backend_interleaved && !vm->backend_refused);
+  g_variant_dict_insert (&d, "backend_error", "s", vm->backend_refused ? vm->backend_refused : "");
   /* What the kernel holds in place for it: a VFIO device's pins show in
    * locked_bytes, long-term pins (RDMA) in pinned_bytes. */
   guint64 locked = 0, pinned = 0;
