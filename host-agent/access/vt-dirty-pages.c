@@ -84,6 +84,14 @@ struct _VtDirtyPagesWatch {
   GError *error;      /* this window's first failure */
 };
 
+static GArray *
+windows_new (void)
+{
+  GArray *windows = g_array_new (FALSE, TRUE, sizeof (VtDirtyPages));
+  g_array_set_clear_func (windows, (GDestroyNotify) vt_dirty_pages_clear);
+  return windows;
+}
+
 static void start_next (VtDirtyPagesWatch *w);
 static void query_next (VtDirtyPagesWatch *w);
 static void stop_next (VtDirtyPagesWatch *w);
@@ -95,7 +103,10 @@ on_timer (gpointer data)
   w->timer = 0;
   w->next = w->started = 0;
   g_clear_error (&w->error);
-  g_array_set_size (w->windows, 0);
+  /* A new array: the last one's holders (a VM keeps its last window)
+   * must not see it emptied while this window is open. */
+  g_array_unref (w->windows);
+  w->windows = windows_new ();
   start_next (w);
   return G_SOURCE_REMOVE;
 }
@@ -264,8 +275,7 @@ vt_dirty_pages_watch_new (VtQmp *qmp, const VtRamMap *map, guint interval_s, gui
   w->func = func;
   w->user_data = user_data;
   w->cancel = g_cancellable_new ();
-  w->windows = g_array_new (FALSE, TRUE, sizeof (VtDirtyPages));
-  g_array_set_clear_func (w->windows, (GDestroyNotify) vt_dirty_pages_clear);
+  w->windows = windows_new ();
   w->timer = g_timeout_add_seconds (1, on_timer, w);
   return w;
 }

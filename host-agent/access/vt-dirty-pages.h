@@ -39,7 +39,8 @@ gboolean vt_dirty_pages_parse (JsonNode *reply, guint64 length, VtDirtyPages *ou
 guint64 vt_dirty_pages_count (const VtDirtyPages *pages, guint64 offset, guint64 bytes);
 
 /* A window's result: VtDirtyPages per block of the map, in its order
- * (NULL with `error` set when the window failed). */
+ * (NULL with `error` set when the window failed). A holder may keep a
+ * reference: a later window never changes it. */
 typedef void (*VtDirtyPagesFunc) (GArray *windows, const GError *error, gpointer user_data);
 typedef struct _VtDirtyPagesWatch VtDirtyPagesWatch;
 
