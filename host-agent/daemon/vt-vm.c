@@ -38,7 +38,11 @@ struct _VtVm {
   char *written_why;
   GArray *regions_written; /* guint64, vt_vm_regions_written's */
   gboolean backend_interleaved; /* vt_vm_follow_interleave switched its backends */
-  char *backend_refused; /* why QEMU refused a switch (not asked again), or NULL */
+  /* Why QEMU refused the last switch, or NULL; it is asked again from
+   * backend_retry_us on (monotonic), later after each refusal in a row. */
+  char *backend_refused;
+  gint64 backend_retry_us;
+  guint backend_refusals;
   guint residency_timer, retry_timer;
 };
 
@@ -539,35 +543,68 @@ vt_vm_written_pages (VtVm *vm, guint64 start, guint64 end, guint64 *pages)
 
 /* ---- mode interleave and the backends' own policy ---- */
 
-/* A refusal is said once and kept: the VM is not asked again (each ask
- * would be refused alike, every round). Seen: 0003's mbind with
- * MPOL_MF_STRICT refuses weighted interleave while the pages a guest has
- * do not follow its pattern ("some of its pages could not be moved"). */
+/* A refusal is said once (again only when QEMU gives another reason) and
+ * asked again after a while, doubling up to BACKEND_RETRY_MAX_S: a page
+ * under migration at that moment fails 0003's mbind (MPOL_MF_STRICT) as a
+ * pinned one does, and only the pinned one refuses every time. Seen:
+ * "some of its pages could not be moved" while vtierd moved the VM's pages
+ * to its interleave ratio. */
+#define BACKEND_RETRY_S 30
+#define BACKEND_RETRY_MAX_S 900
+
+typedef struct {
+  VtVm *vm;     /* alive while its cancellable is not cancelled */
+  gboolean last; /* the switch's last command: its success ends it */
+  gboolean on;
+} QomSet;
+
 static void
 on_qom_set (GObject *src, GAsyncResult *res, gpointer data)
 {
+  g_autofree QomSet *set = data;
   g_autoptr (GError) error = NULL;
   JsonNode *reply = vt_qmp_execute_finish (VT_QMP (src), res, &error);
   g_clear_pointer (&reply, json_node_unref); /* qom-set returns {} */
-  if (!error || cancelled (error))
-    return; /* cancelled: the VM may be gone */
-  VtVm *vm = data;
-  if (!vm->backend_refused)
-    g_message ("VM %s: its backend's policy: %s", vm->name, error->message);
+  if (error && cancelled (error))
+    return; /* the VM may be gone */
+  VtVm *vm = set->vm;
+  if (!error) {
+    if (set->last)
+      g_message ("VM %s: %s", vm->name,
+                 set->on ? "mode interleave: its memory backends' own policy is "
+                           "weighted-interleave over the host's memory nodes now, so that new "
+                           "pages spread too"
+                         : "its memory backends' own policy is as it was");
+    if (set->last) {
+      g_clear_pointer (&vm->backend_refused, g_free);
+      vm->backend_refusals = 0;
+    }
+    return;
+  }
+  if (g_strcmp0 (vm->backend_refused, error->message) != 0)
+    g_message ("VM %s: its backend's policy: %s (asked again in %d s)", vm->name, error->message,
+               MIN (BACKEND_RETRY_S << MIN (vm->backend_refusals, 5), BACKEND_RETRY_MAX_S));
   g_free (vm->backend_refused);
   vm->backend_refused = g_strdup (error->message);
+  vm->backend_retry_us = g_get_monotonic_time () +
+                         (gint64) MIN (BACKEND_RETRY_S << MIN (vm->backend_refusals, 5),
+                                       BACKEND_RETRY_MAX_S) * G_USEC_PER_SEC;
+  vm->backend_refusals++;
 }
 
 static void
-qom_set (VtVm *vm, const char *backend, const char *property, JsonNode *value)
+qom_set (VtVm *vm, const char *backend, const char *property, JsonNode *value, gboolean last,
+         gboolean on)
 {
   g_autoptr (JsonObject) args = json_object_new ();
   g_autofree char *path = g_strconcat ("/objects/", backend, NULL);
   json_object_set_string_member (args, "path", path);
   json_object_set_string_member (args, "property", property);
   json_object_set_member (args, "value", value);
+  QomSet *set = g_new (QomSet, 1);
+  *set = (QomSet) { vm, last, on };
   /* One connection: QEMU runs them in the order sent. */
-  vt_qmp_execute_async (vm->qmp, "qom-set", args, vm->cancel, on_qom_set, vm);
+  vt_qmp_execute_async (vm->qmp, "qom-set", args, vm->cancel, on_qom_set, set);
 }
 
 static JsonNode *
@@ -592,8 +629,16 @@ string_node (const char *text)
 void
 vt_vm_follow_interleave (VtVm *vm, gboolean on)
 {
-  if (!vm->map || vm->map_source != VT_RAM_MAP_FROM_RAM_BLOCKS || on == vm->backend_interleaved ||
-      vm->backend_refused)
+  if (!vm->map || vm->map_source != VT_RAM_MAP_FROM_RAM_BLOCKS)
+    return;
+  if (vm->backend_refused) {
+    if (g_get_monotonic_time () < vm->backend_retry_us)
+      return;
+    /* Refused: ask again, once until this answer comes. */
+    vm->backend_retry_us = g_get_monotonic_time () + BACKEND_RETRY_S * G_USEC_PER_SEC;
+    vm->backend_interleaved = !on;
+  }
+  if (on == vm->backend_interleaved)
     return;
   g_autoptr (GArray) nodes = NULL;
   if (on) {
@@ -604,25 +649,27 @@ vt_vm_follow_interleave (VtVm *vm, gboolean on)
       return; /* a kernel without weighted interleave (before 6.9) */
   }
   vm->backend_interleaved = on;
+  /* The last backend with a policy sends the switch's last command. */
+  guint last = 0;
+  for (guint i = 0; i < vm->map->blocks->len; i++)
+    if (((const VtRamBlock *) g_ptr_array_index (vm->map->blocks, i))->policy)
+      last = i;
   for (guint i = 0; i < vm->map->blocks->len; i++) {
     const VtRamBlock *b = g_ptr_array_index (vm->map->blocks, i);
     if (!b->policy)
       continue;
     if (on) { /* every node of the host: no page lies off them, none moves now */
-      qom_set (vm, b->id, "host-nodes", nodes_node (nodes));
-      qom_set (vm, b->id, "policy", string_node ("weighted-interleave"));
+      qom_set (vm, b->id, "host-nodes", nodes_node (nodes), FALSE, on);
+      qom_set (vm, b->id, "policy", string_node ("weighted-interleave"), i == last, on);
       continue;
     }
     /* Back as it was: under default, host-nodes is only recorded. */
-    qom_set (vm, b->id, "policy", string_node ("default"));
-    qom_set (vm, b->id, "host-nodes", nodes_node (b->host_nodes));
-    if (!g_str_equal (b->policy, "default"))
-      qom_set (vm, b->id, "policy", string_node (b->policy));
+    gboolean keeps_default = g_str_equal (b->policy, "default");
+    qom_set (vm, b->id, "policy", string_node ("default"), FALSE, on);
+    qom_set (vm, b->id, "host-nodes", nodes_node (b->host_nodes), i == last && keeps_default, on);
+    if (!keeps_default)
+      qom_set (vm, b->id, "policy", string_node (b->policy), i == last, on);
   }
-  g_message ("VM %s: %s", vm->name,
-             on ? "mode interleave: its memory backends' own policy is weighted-interleave over "
-                  "the host's memory nodes now, so that new pages spread too"
-                : "its memory backends' own policy is as it was");
 }
 
 const guint64 *
