@@ -561,7 +561,15 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
       g_array_append_val (s->cooldowns, cd);
     }
     if (job->promote && st->busy > 0 && job->tries + 1 < RETRY_MAX) {
-      Retry retry = { job->start, job->end, st->busy, job->node, job->tries + 1,
+      /* Where the busy pages were, not the job's whole range: the rest of
+       * it is the heat's to plan (or was left because the share was met). */
+      guint64 lo = job->end, hi = job->start;
+      for (guint i = 0; i < st->n_refused; i++)
+        if (!st->refused[i].shared)
+          lo = MIN (lo, st->refused[i].start), hi = MAX (hi, st->refused[i].end);
+      if (lo >= hi)
+        lo = job->start, hi = job->end;
+      Retry retry = { MAX (lo, job->start), MIN (hi, job->end), st->busy, job->node, job->tries + 1,
                       g_get_monotonic_time () + (gint64) (job->tries + 1) * RETRY_BACKOFF_ROUNDS *
                                                   t->config.interval_ms * 1000,
                       job->move };
@@ -865,6 +873,7 @@ typedef struct {
   GArray *allowed;        /* its cpuset mems; NULL: any */
   VtTieringStats *st;
   guint64 target, current;
+  guint64 share; /* its target were its demand its size (take_retries) */
   gboolean measured;
   int top_node, slow_node; /* where it may go; -1: nowhere */
   PlanResult up, down, swap_up, swap_down, warm;
@@ -881,9 +890,12 @@ largest_imbalance_first (gconstpointer a, gconstpointer b)
 }
 
 /* Queues a VM's promotions that found pages busy and are due again, into
- * at most `room` bytes; returns the bytes queued. */
+ * at most `want` bytes (the VM's own: a retry is one of its promotions)
+ * and `room`; returns the bytes queued. Each moves at most what was left
+ * behind. A VM that wants nothing drops them: its share is met, and what
+ * of those pages is hot, its heat plans again. */
 static guint64
-take_retries (VtTiering *t, VmRound *v, guint64 room, GArray *promotes)
+take_retries (VtTiering *t, VmRound *v, guint64 want, guint64 room, GArray *promotes)
 {
   VmState *s = vm_state (t, v->in->key);
   gint64 now = g_get_monotonic_time ();
@@ -894,22 +906,23 @@ take_retries (VtTiering *t, VmRound *v, guint64 room, GArray *promotes)
       i++;
       continue;
     }
-    guint64 bytes = MIN (MIN (r->busy, r->end - r->start), room - queued);
+    guint64 bytes = MIN (MIN (r->busy, r->end - r->start),
+                         MIN (want - MIN (want, queued), room - MIN (room, queued)));
     guint64 *pool = huge_left (t, v->in, r->node);
     if (pool)
       bytes = MIN (bytes, *pool);
     /* What was left behind is held out as unmovable by now: no retry. */
     gboolean wanted = v->in->mode != VT_TIER_MODE_OFF && v->in->mode != VT_TIER_MODE_SLOW_ONLY &&
                       vt_unmovable_bytes_in (s->unmovable, r->start, r->end, TRUE, now) < r->busy;
-    if (wanted && bytes == 0) {
+    if (wanted && bytes == 0 && want > queued) {
       i++; /* no room this round: kept for the next */
       continue;
     }
-    if (wanted) {
-      /* The whole range again (its moved pages cost a query each), the
-       * room only for what was left behind. */
+    if (wanted && bytes > 0) {
+      /* The span of what was left behind (its moved pages cost a query
+       * each), and no more than that moves. */
       Job job = { v->in->key, v->in->process, r->start, r->end, r->node, TRUE, FALSE, TRUE, bytes,
-                  pool ? bytes : r->end - r->start, r->tries, r->move, FALSE, FALSE };
+                  bytes, r->tries, r->move, FALSE, FALSE };
       g_array_append_val (promotes, job);
       queued += bytes;
       if (pool)
@@ -1217,6 +1230,16 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 capacity = tiers->top_free + vm_top;
   capacity = capacity > keep_free ? capacity - keep_free : 0;
   vt_fair_share_compute (capacity, req, n, targets);
+  /* Each one's share were every demand its size: what a retry may fill
+   * (retries outlive the heat that planned them, see Retry). */
+  g_autofree guint64 *shares = g_new0 (guint64, MAX (n, 1));
+  g_autofree VtShareRequest *whole = g_memdup2 (req, MAX (n, 1) * sizeof *req);
+  for (guint i = 0; i < n; i++)
+    if (whole[i].mode == VT_TIER_MODE_AUTO)
+      whole[i].demand = whole[i].size;
+  vt_fair_share_compute (capacity, whole, n, shares);
+  for (guint i = 0; i < n; i++)
+    vr[i].share = shares[i];
 
   /* What is due to come up: a VM's share left unfilled, as far as it has
    * hot memory on a slow node to fill it with. A share sized by a demand
@@ -1311,16 +1334,21 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     freed += v->down.planned;
   }
   guint64 promote_room = room + freed;
-  for (guint i = 0; i < n; i++)
-    promote_room -= take_retries (t, &vr[i], promote_room, promotes);
   g_autoptr (GPtrArray) up_order = by_imbalance (vr, n, TRUE);
   for (guint k = 0; k < up_order->len; k++) {
     VmRound *v = up_order->pdata[k];
+    guint64 want = v->target > v->st->hot_top ? v->target - v->st->hot_top : 0;
+    /* Its retries first: they were its hottest memory when tried, though
+     * they may read cold now (the busy ones of a flickering hot set), so
+     * its share bounds them, not its demand. */
+    guint64 retried = take_retries (t, v, v->share > v->current ? v->share - v->current : 0,
+                                    promote_room, promotes);
+    promote_room -= retried;
     if (v->in->mode == VT_TIER_MODE_OFF || v->in->mode == VT_TIER_MODE_INTERLEAVE ||
-        v->top_node < 0 || v->target <= v->st->hot_top + dead_band (v->target))
+        v->top_node < 0 || v->target <= v->st->hot_top + retried + dead_band (v->target))
       continue;
     v->up = plan_vm_taken (t, v->in, v->place, TRUE, PROMOTE_HOT,
-                           MIN (v->target - v->st->hot_top, promote_room), v->top_node, budget,
+                           MIN (want - MIN (want, retried), promote_room), v->top_node, budget,
                            FALSE, promote_room ? promotes : NULL, v->taken_up);
     promote_room -= MIN (promote_room, v->up.planned);
   }
