@@ -670,9 +670,21 @@ slot_files (const DamonSlot *slot, gboolean whole)
   for (guint i = 0; i < slot->targets->len; i++) {
     const Target *t = slot->targets->pdata[i];
     add_u64 (files, g_strdup_printf (CTX "targets/%u/pid_target", i), (guint64) t->process.pid);
-    add_u64 (files, g_strdup_printf (CTX "targets/%u/regions/nr_regions", i), t->ranges->len);
-    for (guint r = 0; r < t->ranges->len; r++) {
-      const VtAddrRange *range = &g_array_index (t->ranges, VtAddrRange, r);
+    /* A VM new to the kdamond starts with min_nr_regions regions, as
+     * DAMON's own vaddr set-up gives: given its RAM as one region, the
+     * first aggregation read a whole 432 MiB VM as hot, and that region
+     * was planned up whole. Later commits give its RAM as it is, which
+     * keeps the regions DAMON has refined by then (damon_set_regions()
+     * only trims regions at the ranges' ends). */
+    gboolean fresh = whole || t->since == 0 || t->since > slot->committed;
+    g_autoptr (GArray) tiles = fresh && target_is_live (t)
+                                 ? vt_regions_tile ((const VtAddrRange *) t->ranges->data,
+                                                    t->ranges->len, t->min_nr_regions)
+                                 : NULL;
+    const GArray *ranges = tiles && tiles->len ? tiles : t->ranges;
+    add_u64 (files, g_strdup_printf (CTX "targets/%u/regions/nr_regions", i), ranges->len);
+    for (guint r = 0; r < ranges->len; r++) {
+      const VtAddrRange *range = &g_array_index (ranges, VtAddrRange, r);
       add_u64 (files, g_strdup_printf (CTX "targets/%u/regions/%u/start", i, r), range->start);
       add_u64 (files, g_strdup_printf (CTX "targets/%u/regions/%u/end", i, r), range->end);
     }

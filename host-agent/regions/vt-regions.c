@@ -157,7 +157,7 @@ pieces_per_range (const VtAddrRange *ranges, guint n_ranges, guint64 total_bytes
 /* damon_va_evenly_split_region(), spreading the leftover pages one by one
  * over the first pieces. */
 static void
-append_even_split (GArray *regions, const VtAddrRange *range, guint pieces)
+append_even_split (GArray *pieces_out, const VtAddrRange *range, guint pieces)
 {
   guint64 pages = (range->end - range->start) / PAGE_SIZE;
   guint64 base = pages / pieces, extra = pages % pieces;
@@ -165,10 +165,25 @@ append_even_split (GArray *regions, const VtAddrRange *range, guint pieces)
 
   for (guint j = 0; j < pieces; j++) {
     guint64 end = start + (base + (j < extra ? 1 : 0)) * PAGE_SIZE;
-    VtRegion r = region_new (start, end);
-    g_array_append_val (regions, r);
+    VtAddrRange piece = { start, end };
+    g_array_append_val (pieces_out, piece);
     start = end;
   }
+}
+
+GArray *
+vt_regions_tile (const VtAddrRange *ranges, guint n_ranges, guint min_nr)
+{
+  GArray *tiles = g_array_new (FALSE, FALSE, sizeof (VtAddrRange));
+  guint64 total = 0;
+  for (guint i = 0; i < n_ranges; i++)
+    total += ranges[i].end - ranges[i].start;
+  if (total < PAGE_SIZE)
+    return tiles;
+  g_autofree guint *pieces = pieces_per_range (ranges, n_ranges, total, min_nr);
+  for (guint i = 0; i < n_ranges; i++)
+    append_even_split (tiles, &ranges[i], pieces[i]);
+  return tiles;
 }
 
 guint
@@ -194,11 +209,13 @@ vt_region_set_new (const VtRegionAttrs *attrs, const VtAddrRange *ranges, guint 
   for (guint i = 0; i < n_ranges; i++)
     set->total_bytes += ranges[i].end - ranges[i].start;
 
-  g_autofree guint *pieces =
-      pieces_per_range (ranges, n_ranges, set->total_bytes, attrs->min_nr_regions);
-  set->regions = g_array_new (FALSE, FALSE, sizeof (VtRegion));
-  for (guint i = 0; i < n_ranges; i++)
-    append_even_split (set->regions, &ranges[i], pieces[i]);
+  g_autoptr (GArray) tiles = vt_regions_tile (ranges, n_ranges, attrs->min_nr_regions);
+  set->regions = g_array_sized_new (FALSE, FALSE, sizeof (VtRegion), tiles->len);
+  for (guint i = 0; i < tiles->len; i++) {
+    const VtAddrRange *tile = &g_array_index (tiles, VtAddrRange, i);
+    VtRegion r = region_new (tile->start, tile->end);
+    g_array_append_val (set->regions, r);
+  }
 
   set->checks = g_array_new (FALSE, TRUE, sizeof (guint));
   reset_checks (set);

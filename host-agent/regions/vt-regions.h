@@ -53,6 +53,11 @@ typedef struct _VtRegionSet VtRegionSet;
 guint vt_regions_min_for_size (guint64 total_bytes, guint min_nr, guint max_nr,
                                guint64 max_region_bytes);
 
+/* `ranges` (sorted, disjoint, page aligned) cut into about min_nr pieces
+ * of about equal size (each range at least one), in order: DAMON's
+ * initial regions (damon_va_init_regions()). An array of VtAddrRange. */
+GArray *vt_regions_tile (const VtAddrRange *ranges, guint n_ranges, guint min_nr);
+
 /* Tiles `ranges` (sorted, disjoint, page aligned) with min_nr_regions
  * regions of about equal size. `seed` makes the random choices repeatable. */
 VtRegionSet *vt_region_set_new (const VtRegionAttrs *attrs, const VtAddrRange *ranges,

@@ -148,6 +148,20 @@ fake_host_new (void)
   return host;
 }
 
+/* What DAMON makes on nr_regions=N (a plain tree cannot): regions/0 to
+ * N-1 of a target, for N up to REGION_DIRS. */
+#define REGION_DIRS 16
+static void
+put_region_dirs (FakeHost *host, guint slot, guint target)
+{
+  for (guint r = 0; r < REGION_DIRS; r++)
+    for (guint end = 0; end < 2; end++) {
+      g_autofree char *rel = g_strdup_printf (CTX "targets/%u/regions/%u/%s", target, r,
+                                              end ? "end" : "start");
+      put_slot_file (host, slot, rel, "0");
+    }
+}
+
 /* What DAMON creates when nr_kdamonds, then nr_contexts, nr_targets and
  * nr_regions (up to 2) are written: the layout of the captured kdamond 0,
  * stopped, with values unlike any vtierd writes (0, "paddr"), so that a
@@ -172,8 +186,7 @@ fake_host_add_slot_dirs (FakeHost *host, guint n_slots)
         value = "0";
       put_slot_file (host, slot, rel, value);
     }
-    put_slot_file (host, slot, TARGET "regions/1/start", "0");
-    put_slot_file (host, slot, TARGET "regions/1/end", "0");
+    put_region_dirs (host, slot, 0);
   }
 }
 
@@ -328,8 +341,9 @@ static void
 add_target (VtDamon *damon, gpointer key, GPid pid, const VtAddrRange *ranges, guint n)
 {
   g_autoptr (GError) error = NULL;
-  g_assert_true (vt_damon_add_target (damon, key, pid, ranges, n, &attrs, &error));
+  gboolean added = vt_damon_add_target (damon, key, pid, ranges, n, &attrs, &error);
   g_assert_no_error (error);
+  g_assert_true (added);
 }
 
 static const VtAddrRange one_range[] = { { 0x555cc1887000, 0x555cc18ba000 } };
@@ -703,9 +717,12 @@ test_new_takes_back_own_slots (void)
   assert_slot_file (host, 0, "state", "off");
 }
 
+/* A new VM's RAM is given as DAMON's vaddr set-up would tile it: each of
+ * its ranges in pieces[i] regions of equal pages, the leftover pages one
+ * each to the first ones. */
 static void
 assert_slot_config (FakeHost *host, guint slot, const char *pid, const VtAddrRange *ranges,
-                    guint n_ranges)
+                    guint n_ranges, const guint *pieces)
 {
   assert_slot_file (host, slot, "contexts/nr_contexts", "1");
   assert_slot_file (host, slot, CTX "operations", "vaddr");
@@ -716,16 +733,23 @@ assert_slot_config (FakeHost *host, guint slot, const char *pid, const VtAddrRan
   assert_slot_file (host, slot, CTX "monitoring_attrs/nr_regions/max", "50");
   assert_slot_file (host, slot, CTX "targets/nr_targets", "1");
   assert_slot_file (host, slot, TARGET "pid_target", pid);
-  g_autofree char *nr = g_strdup_printf ("%u", n_ranges);
-  assert_slot_file (host, slot, TARGET "regions/nr_regions", nr);
+  guint n = 0;
   for (guint i = 0; i < n_ranges; i++) {
-    g_autofree char *start_file = g_strdup_printf (TARGET "regions/%u/start", i);
-    g_autofree char *end_file = g_strdup_printf (TARGET "regions/%u/end", i);
-    g_autofree char *start = g_strdup_printf ("%" G_GUINT64_FORMAT, ranges[i].start);
-    g_autofree char *end = g_strdup_printf ("%" G_GUINT64_FORMAT, ranges[i].end);
-    assert_slot_file (host, slot, start_file, start);
-    assert_slot_file (host, slot, end_file, end);
+    guint64 pages = (ranges[i].end - ranges[i].start) / 4096, at = ranges[i].start;
+    for (guint j = 0; j < pieces[i]; j++, n++) {
+      guint64 end = at + (pages / pieces[i] + (j < pages % pieces[i])) * 4096;
+      g_autofree char *start_file = g_strdup_printf (TARGET "regions/%u/start", n);
+      g_autofree char *end_file = g_strdup_printf (TARGET "regions/%u/end", n);
+      g_autofree char *start_text = g_strdup_printf ("%" G_GUINT64_FORMAT, at);
+      g_autofree char *end_text = g_strdup_printf ("%" G_GUINT64_FORMAT, end);
+      assert_slot_file (host, slot, start_file, start_text);
+      assert_slot_file (host, slot, end_file, end_text);
+      at = end;
+    }
+    g_assert_cmpuint (at, ==, ranges[i].end);
   }
+  g_autofree char *nr = g_strdup_printf ("%u", n);
+  assert_slot_file (host, slot, TARGET "regions/nr_regions", nr);
   assert_slot_file (host, slot, "state", "on");
 }
 
@@ -744,14 +768,15 @@ test_add_target_writes_config (void)
   VtDamon *damon = damon_new_on (host, 2, snapshots);
 
   add_target (damon, &vm_a, 4242, two_ranges, 2);
-  assert_slot_config (host, 0, "4242", sorted, 2);
+  /* 512 MiB and 1 GiB: 5 regions, 2 and 3 (the nearest to 1.67 and 3.33) */
+  assert_slot_config (host, 0, "4242", sorted, 2, (const guint[]) { 2, 3 });
   g_assert_cmpint (vt_damon_get_kdamond_pid (damon, &vm_a), ==, 0);
   put_slot_file (host, 0, "pid", "244");
   g_assert_cmpint (vt_damon_get_kdamond_pid (damon, &vm_a), ==, 244);
 
   /* A stopped slot goes before sharing a running kdamond. */
   add_target (damon, &vm_b, 5353, one_range, 1);
-  assert_slot_config (host, 1, "5353", one_range, 1);
+  assert_slot_config (host, 1, "5353", one_range, 1, (const guint[]) { 5 });
   assert_slot_file (host, 0, TARGET "pid_target", "4242");
 
   g_assert_false (vt_damon_add_target (damon, &vm_a, 4242, one_range, 1, &attrs, &error));
@@ -767,11 +792,12 @@ test_add_target_writes_config (void)
   assert_slot_file (host, 0, "state", "off");
   g_assert_cmpint (vt_damon_get_kdamond_pid (damon, &vm_a), ==, 0);
   add_target (damon, &vm_c, 6464, one_range, 1);
-  assert_slot_config (host, 0, "6464", one_range, 1);
+  assert_slot_config (host, 0, "6464", one_range, 1, (const guint[]) { 5 });
 
   /* B's process exited and DAMON stopped its kdamond: removing it is
    * quiet. Then a slot whose regions/1 cannot be written: the error names
-   * the file, and the slot stays off and free. */
+   * the file, and the slot stays off and free (for the next VM, once the
+   * file is back). */
   put_slot_file (host, 1, "state", "off");
   vt_damon_remove_target (damon, &vm_b);
   vt_damon_remove_target (damon, &vm_b);
@@ -783,8 +809,9 @@ test_add_target_writes_config (void)
   g_assert_nonnull (strstr (error->message, "kdamonds/1/contexts/0/targets/0/regions/1/start"));
   g_clear_error (&error);
   assert_slot_file (host, 1, "state", "off");
+  put_region_dirs (host, 1, 0);
   add_target (damon, &vm_b, 7575, one_range, 1);
-  assert_slot_config (host, 1, "7575", one_range, 1);
+  assert_slot_config (host, 1, "7575", one_range, 1, (const guint[]) { 5 });
 
   damon_free_on_fake_host (damon);
   assert_slot_file (host, 0, "state", "off");
@@ -1127,8 +1154,7 @@ test_shared_kdamond (void)
   /* What DAMON makes on nr_targets=2 (a plain tree cannot). */
   put_slot_file (host, 0, CTX "targets/1/pid_target", "0");
   put_slot_file (host, 0, CTX "targets/1/regions/nr_regions", "0");
-  put_slot_file (host, 0, CTX "targets/1/regions/0/start", "0");
-  put_slot_file (host, 0, CTX "targets/1/regions/0/end", "0");
+  put_region_dirs (host, 0, 1);
 
   add_target (damon, &vm_a, 1000, range_a, 1);
   put_slot_file (host, 0, "pid", "244");
@@ -1149,6 +1175,11 @@ test_shared_kdamond (void)
   g_assert_cmpuint (count_key (snapshots, &vm_a), ==, 2);
   g_autofree char *join = take_request (state);
   g_assert_cmpstr (join, ==, "commit");
+  /* B, new, starts tiled as DAMON's vaddr set-up would (min_nr_regions);
+   * A's RAM goes as it is, which keeps the regions DAMON refined. */
+  assert_slot_file (host, 0, CTX "targets/1/regions/nr_regions", "5");
+  assert_slot_file (host, 0, CTX "targets/0/regions/nr_regions", "1");
+  assert_slot_file (host, 0, CTX "targets/0/regions/0/end", "131072");
   Snapshot *b = feed_until_delivered (damon, snapshots, &vm_b, 1, range_b);
   g_assert_cmpuint (b->aggr_us, ==, attrs.aggr_us);
   /* Regions outside B's guest RAM are not B's. */
@@ -1253,8 +1284,7 @@ test_kdamond_stops_with_its_last_live_vm (void)
   fake_host_add_slot_dirs (host, 1);
   put_slot_file (host, 0, CTX "targets/1/pid_target", "0");
   put_slot_file (host, 0, CTX "targets/1/regions/nr_regions", "0");
-  put_slot_file (host, 0, CTX "targets/1/regions/0/start", "0");
-  put_slot_file (host, 0, CTX "targets/1/regions/0/end", "0");
+  put_region_dirs (host, 0, 1);
   VtDamon *damon = damon_new_on (host, 1, snapshots);
   add_target (damon, &vm_a, 1000, range_a, 1);
   add_target (damon, &vm_b, 2000, range_b, 1);
