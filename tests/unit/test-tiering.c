@@ -455,10 +455,12 @@ test_promotes_ahead_into_reserve (void)
   one_job.bytes_per_s = 20ull << 20; /* 2 MiB a round: one job */
   one_job.reserve_bytes = 1024 * PAGE;
   g_autoptr (VtTiering) t = vt_tiering_new (&one_job, inputs, &w);
-  /* The first job moved (a round's 2 MiB) is b's, not a's. */
-  while (count (1, 0, 1024, 0) == 0 && count (0, 0, PAGES, 1) == 0)
+  /* The first job moved (a round's 2 MiB) is b's, not a's: seen whole
+   * (its worker moves it batch by batch; a slow host, ASan, showed 396
+   * of its 512 pages when the check came right after the first batch). */
+  while (count (1, 0, 1024, 0) < 512 && count (0, 0, PAGES, 1) == 0)
     run_rounds (t, 1);
-  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 512);
+  g_assert_cmpuint (count (1, 0, 1024, 0), >=, 512);
   g_assert_cmpuint (count (0, 0, PAGES, 1), ==, 0);
   run_rounds (t, 30);
   g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024);
