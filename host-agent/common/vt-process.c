@@ -44,6 +44,12 @@ read_proc (const char *root, GPid pid, const char *name, GError **error)
   return text;
 }
 
+char *
+vt_process_read_file (GPid pid, const char *name, GError **error)
+{
+  return read_proc (NULL, pid, name, error);
+}
+
 gboolean
 vt_process_identify_at (const char *root, GPid pid, VtProcess *process, GError **error)
 {

@@ -33,3 +33,7 @@ gboolean vt_process_identify_at (const char *root, GPid pid, VtProcess *process,
  * kernel does not have counts 0; VT_ERROR_GONE without the file. */
 gboolean vt_process_memory_held (GPid pid, guint64 *locked, guint64 *pinned, GError **error);
 gboolean vt_process_check_at (const char *root, const VtProcess *process, GError **error);
+
+/* /proc/PID/NAME (under the vt_sysfs root), or NULL with VT_ERROR_GONE
+ * saying why. */
+char *vt_process_read_file (GPid pid, const char *name, GError **error);

@@ -188,12 +188,12 @@ compare_node (gconstpointer a, gconstpointer b)
   return x->node < y->node ? -1 : x->node > y->node;
 }
 
-/* The VM's node_bytes (a{ut}), sorted by node. */
+/* The VM's `key` (a{ut}: node_bytes, umem_node_bytes), sorted by node. */
 static GArray *
-vm_node_bytes (GVariant *vm)
+vm_node_bytes (GVariant *vm, const char *key)
 {
   GArray *nodes = g_array_new (FALSE, FALSE, sizeof (NodeBytes));
-  g_autoptr (GVariant) dict = g_variant_lookup_value (vm, "node_bytes", G_VARIANT_TYPE ("a{ut}"));
+  g_autoptr (GVariant) dict = g_variant_lookup_value (vm, key, G_VARIANT_TYPE ("a{ut}"));
   if (dict) {
     GVariantIter iter;
     NodeBytes entry;
@@ -207,9 +207,9 @@ vm_node_bytes (GVariant *vm)
 
 /* "0: 3.0 GiB, 1: 1.0 GiB", or "-". */
 static char *
-node_bytes_text (GVariant *vm)
+node_bytes_text (GVariant *vm, const char *key)
 {
-  g_autoptr (GArray) nodes = vm_node_bytes (vm);
+  g_autoptr (GArray) nodes = vm_node_bytes (vm, key);
   if (nodes->len == 0)
     return g_strdup ("-");
   g_autoptr (GString) text = g_string_new (NULL);
@@ -301,7 +301,7 @@ vt_ctl_format_vms_text (GVariant *vms)
                g_strdup (lookup_str (vm, "state", "-")),
                vt_ctl_format_size (lookup_u64 (vm, "ram_bytes")),
                vt_ctl_format_size (lookup_u64 (vm, "hot_bytes")), top_tier_text (vm),
-               policy_text (vm), node_bytes_text (vm), g_strdup (lookup_str (vm, "source", "-")),
+               policy_text (vm), node_bytes_text (vm, "node_bytes"), g_strdup (lookup_str (vm, "source", "-")),
                moved_text (vm),
                g_strdup_printf ("%u", lookup_u32 (vm, "nr_regions")), write_rate_text (vm));
   }
@@ -372,6 +372,17 @@ vt_ctl_format_tiering_text (GVariant *vm)
     ? g_strdup_printf ("  held in place by the kernel: %s locked, %s pinned\n", locked_size,
                        pinned_size)
     : g_strdup ("");
+  /* QEMU's af-xdp packet buffers (a patched QEMU tells): pinned for the NIC */
+  guint64 umem = lookup_u64 (vm, "umem_bytes");
+  guint n_umems = 0;
+  g_variant_lookup (vm, "umems", "u", &n_umems);
+  g_autofree char *umem_size = vt_ctl_format_size (umem);
+  g_autofree char *umem_nodes = node_bytes_text (vm, "umem_node_bytes");
+  g_autofree char *umems = umem
+    ? g_strdup_printf ("  af-xdp packet buffers: %u UMEM(s), %s on nodes %s, pinned by the kernel "
+                       "for the NIC: never moved\n", n_umems, umem_size,
+                       umem_nodes)
+    : g_strdup ("");
   const char *map_from = lookup_str (vm, "ram_map_from", "");
   g_autofree char *qemu = strcmp (lookup_str (vm, "dirty_pages_source", ""), "") != 0
     ? g_strdup_printf ("  QEMU: RAM map from %s; %" G_GUINT64_FORMAT " pages written in the last "
@@ -383,19 +394,19 @@ vt_ctl_format_tiering_text (GVariant *vm)
                           "  top tier %s%s (hot %s), slow tiers %s (hot %s)\n"
                           "  hot on slow tiers waiting: %s to age, %s cooling; warm there %s\n"
                           "  exchanged %s; failed %s (target full %s, shared %s, other %s), busy %s\n"
-                          "%s%s%s"
+                          "%s%s%s%s"
                           "  host moves %s per CPU-second\n",
                           *status ? status : "not yet planned", *status ? ": " : "",
                           lookup_str (vm, "tiering_why", ""), top, in_flight, hot_top, slow,
                           hot_slow, young, cooling, warm, swapped, failed, no_mem, shared, other, busy,
-                          cannot, held, qemu,
+                          cannot, held, umems, qemu,
                           rate);
 }
 
 static void
 json_add_node_bytes (JsonBuilder *builder, GVariant *vm)
 {
-  g_autoptr (GArray) nodes = vm_node_bytes (vm);
+  g_autoptr (GArray) nodes = vm_node_bytes (vm, "node_bytes");
   json_builder_begin_object (builder);
   for (guint i = 0; i < nodes->len; i++) {
     const NodeBytes *entry = &g_array_index (nodes, NodeBytes, i);

@@ -5,6 +5,7 @@
 #include "common/vt-error.h"
 #include "common/vt-names.h"
 #include "common/vt-sysfs.h"
+#include "daemon/vt-umem-watch.h"
 
 #define RETRY_SECONDS 30
 
@@ -43,6 +44,7 @@ struct _VtVm {
   char *backend_refused;
   gint64 backend_retry_us;
   guint backend_refusals;
+  VtUmemWatch *umems; /* its af-xdp packet buffers, on a QEMU with the series */
   guint residency_timer, retry_timer;
 };
 
@@ -89,6 +91,7 @@ tear_down_tracking (VtVm *vm)
   g_clear_handle_id (&vm->residency_timer, g_source_remove);
   g_clear_pointer (&vm->dirty, vt_dirty_rate_poller_free);
   g_clear_pointer (&vm->dirty_pages, vt_dirty_pages_watch_free);
+  g_clear_pointer (&vm->umems, vt_umem_watch_free);
   g_clear_pointer (&vm->regions_written, g_array_unref);
   vm->backend_interleaved = FALSE;
   g_clear_pointer (&vm->backend_refused, g_free);
@@ -170,12 +173,10 @@ on_dirty_pages (GArray *windows, const GError *error, gpointer data)
 static gboolean
 read_residency (VtVm *vm, GError **error)
 {
-  g_autofree char *numa_path = g_strdup_printf ("proc/%d/numa_maps", vm->pid);
-  g_autofree char *numa_maps = vt_sysfs_read (numa_path, error);
+  g_autofree char *numa_maps = vt_process_read_file (vm->pid, "numa_maps", error);
   if (!numa_maps)
     return FALSE;
-  g_autofree char *smaps_path = g_strdup_printf ("proc/%d/smaps", vm->pid);
-  g_autofree char *smaps = vt_sysfs_read (smaps_path, NULL);
+  g_autofree char *smaps = vt_process_read_file (vm->pid, "smaps", NULL);
   return vt_ram_map_read_residency (vm->map, numa_maps, smaps, error);
 }
 
@@ -186,6 +187,8 @@ on_residency_timer (gpointer data)
   g_autoptr (GError) error = NULL;
   if (!read_residency (vm, &error))
     g_debug ("VM %s: residency: %s", vm->name, error->message);
+  if (vm->umems)
+    vt_umem_watch_refresh (vm->umems);
   return G_SOURCE_CONTINUE;
 }
 
@@ -210,8 +213,7 @@ check_process (VtVm *vm, GError **error)
 {
   if (!vt_process_check (&vm->process, error))
     return FALSE;
-  g_autofree char *maps_path = g_strdup_printf ("proc/%d/maps", vm->pid);
-  g_autofree char *maps = vt_sysfs_read (maps_path, error);
+  g_autofree char *maps = vt_process_read_file (vm->pid, "maps", error);
   if (!maps || !vt_ram_map_check_mapped (vm->map, maps, error)) {
     if (error && *error)
       g_prefix_error (error, "process %d: ", vm->pid);
@@ -271,6 +273,12 @@ start_tracking (VtVm *vm)
     vm->dirty_pages = vt_dirty_pages_watch_new (vm->qmp, vm->map, vm->config->dirty_pages_interval_s,
                                                 vm->config->dirty_pages_window_ms, on_dirty_pages,
                                                 vm);
+  /* Its pinned packet buffers: asked of the same QEMUs, and again with
+   * each residency read (netdev_add). */
+  if (vm->map_source == VT_RAM_MAP_FROM_RAM_BLOCKS) {
+    vm->umems = vt_umem_watch_new (vm->qmp, vm->name, vm->pid);
+    vt_umem_watch_refresh (vm->umems);
+  }
   g_message ("VM %s (pid %d, via %s): %" G_GUINT64_FORMAT " MiB of guest RAM in %u blocks "
              "(map from %s); heat from %s (%s)", vm->name, vm->pid, vm->via,
              vm->map->total >> 20, vm->map->blocks->len, vt_ram_map_source_name (vm->map_source),
@@ -692,21 +700,10 @@ VtTracker *vt_vm_get_tracker (VtVm *vm) { return vm->tracker; }
 static GVariant *
 node_bytes_variant (const VtRamMap *map)
 {
-  g_autoptr (GArray) sums = g_array_new (FALSE, TRUE, sizeof (guint64));
-  for (guint i = 0; map && i < map->blocks->len; i++) {
-    const VtRamBlock *b = map->blocks->pdata[i];
-    for (guint n = 0; b->node_bytes && n < b->node_bytes->len; n++) {
-      if (sums->len <= n)
-        g_array_set_size (sums, n + 1);
-      g_array_index (sums, guint64, n) += g_array_index (b->node_bytes, guint64, n);
-    }
-  }
-  GVariantBuilder b;
-  g_variant_builder_init (&b, G_VARIANT_TYPE ("a{ut}"));
-  for (guint n = 0; n < sums->len; n++)
-    if (g_array_index (sums, guint64, n))
-      g_variant_builder_add (&b, "{ut}", n, g_array_index (sums, guint64, n));
-  return g_variant_builder_end (&b);
+  g_autoptr (GPtrArray) per = g_ptr_array_new ();
+  for (guint i = 0; map && i < map->blocks->len; i++)
+    g_ptr_array_add (per, ((VtRamBlock *) map->blocks->pdata[i])->node_bytes);
+  return vt_node_bytes_sum ((GArray *const *) per->pdata, per->len);
 }
 
 GVariant *
@@ -749,6 +746,14 @@ vt_vm_to_variant (VtVm *vm)
     vt_process_memory_held (vm->pid, &locked, &pinned, NULL);
   g_variant_dict_insert (&d, "locked_bytes", "t", locked);
   g_variant_dict_insert (&d, "pinned_bytes", "t", pinned);
+  /* QEMU's af-xdp packet buffers: pinned, reported, never moved */
+  g_variant_dict_insert (&d, "umems", "u", vm->umems ? vt_umem_watch_count (vm->umems) : 0);
+  g_variant_dict_insert (&d, "umem_bytes", "t",
+                         vm->umems ? vt_umem_watch_bytes (vm->umems) : (guint64) 0);
+  g_variant_dict_insert_value (&d, "umem_node_bytes",
+                               vm->umems ? vt_umem_watch_node_bytes (vm->umems)
+                                         : vt_node_bytes_sum (NULL, 0));
+  g_variant_dict_insert (&d, "umem_error", "s", vm->umems ? vt_umem_watch_error (vm->umems) : "");
   g_variant_dict_insert (&d, "kdamond_pid", "u",
                          (guint32) (vm->tracker ? vt_tracker_kdamond (vm->tracker) : 0));
   g_variant_dict_insert (&d, "aggregations", "t",

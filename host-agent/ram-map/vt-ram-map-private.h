@@ -21,3 +21,8 @@ void vt_gpa_range_clear (gpointer range);
 gint vt_gpa_range_compare (gconstpointer a, gconstpointer b);
 /* Blocks in guest-physical order; those without a range last, by id. */
 void vt_ram_map_sort_blocks (VtRamMap *map);
+
+/* /proc/PID/maps text: its mappings' [start, end), sorted; and the first
+ * address of [start, end) none of them maps (end when all is mapped). */
+GArray *vt_ram_map_parse_maps (const char *maps);
+guint64 vt_ram_map_first_unmapped (const GArray *spans, guint64 start, guint64 end);

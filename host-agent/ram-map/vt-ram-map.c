@@ -353,11 +353,10 @@ span_cmp (gconstpointer a, gconstpointer b)
   return x->start < y->start ? -1 : x->start > y->start;
 }
 
-gboolean
-vt_ram_map_check_mapped (const VtRamMap *map, const char *maps, GError **error)
+GArray *
+vt_ram_map_parse_maps (const char *maps)
 {
-  g_return_val_if_fail (map != NULL && maps != NULL, FALSE);
-  g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (Span));
+  GArray *spans = g_array_new (FALSE, FALSE, sizeof (Span));
   for (const char *line = maps; *line;) {
     const char *eol = strchr (line, '\n');
     char *end = NULL;
@@ -371,20 +370,53 @@ vt_ram_map_check_mapped (const VtRamMap *map, const char *maps, GError **error)
     line = eol + 1;
   }
   g_array_sort (spans, span_cmp); /* the kernel's order already; a fake's maybe not */
+  return spans;
+}
+
+guint64
+vt_ram_map_first_unmapped (const GArray *spans, guint64 start, guint64 end)
+{
+  guint64 at = start;
+  for (guint i = 0; i < spans->len && at < end; i++) {
+    const Span *s = &g_array_index (spans, Span, i);
+    if (s->start <= at && s->end > at)
+      at = s->end;
+  }
+  return MIN (at, end);
+}
+
+gboolean
+vt_ram_map_check_mapped (const VtRamMap *map, const char *maps, GError **error)
+{
+  g_return_val_if_fail (map != NULL && maps != NULL, FALSE);
+  g_autoptr (GArray) spans = vt_ram_map_parse_maps (maps);
   for (guint b = 0; b < map->blocks->len; b++) {
     const VtRamBlock *block = g_ptr_array_index (map->blocks, b);
-    guint64 at = block->hva, end = block->hva + block->size;
-    for (guint i = 0; i < spans->len && at < end; i++) {
-      const Span *s = &g_array_index (spans, Span, i);
-      if (s->start <= at && s->end > at)
-        at = s->end;
-    }
-    if (at < end)
+    guint64 at = vt_ram_map_first_unmapped (spans, block->hva, block->hva + block->size);
+    if (at < block->hva + block->size)
       return vt_error_invalid (error, "RAM block %s (0x%" G_GINT64_MODIFIER "x, %" G_GUINT64_FORMAT
                              " MiB) is not mapped in the process at 0x%" G_GINT64_MODIFIER "x",
                              block->id, block->hva, block->size >> 20, at);
   }
   return TRUE;
+}
+
+GVariant *
+vt_node_bytes_sum (GArray *const *node_bytes, guint n)
+{
+  g_autoptr (GArray) sums = g_array_new (FALSE, TRUE, sizeof (guint64));
+  for (guint i = 0; i < n; i++)
+    for (guint node = 0; node_bytes[i] && node < node_bytes[i]->len; node++) {
+      if (sums->len <= node)
+        g_array_set_size (sums, node + 1);
+      g_array_index (sums, guint64, node) += g_array_index (node_bytes[i], guint64, node);
+    }
+  GVariantBuilder b;
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a{ut}"));
+  for (guint node = 0; node < sums->len; node++)
+    if (g_array_index (sums, guint64, node))
+      g_variant_builder_add (&b, "{ut}", node, g_array_index (sums, guint64, node));
+  return g_variant_builder_end (&b);
 }
 
 /* ---- translations ---- */

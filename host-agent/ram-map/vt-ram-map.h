@@ -118,6 +118,33 @@ gboolean vt_ram_map_check_mapped (const VtRamMap *map, const char *maps, GError 
 gboolean vt_ram_map_read_residency (VtRamMap *map, const char *numa_maps, const char *smaps,
                                     GError **error);
 
+/* QEMU's own buffers the kernel pins: the UMEM of each queue of an af-xdp
+ * netdev (packet buffers, 32 MiB a queue), from x-query-af-xdp-umems
+ * (qemu-patches/0006). Not guest RAM: never tiered, only reported. */
+typedef struct {
+  char *netdev;      /* the netdev's id */
+  guint queue;
+  guint64 hva, size; /* its mapping in the QEMU process */
+  char *policy;      /* umem-policy, or NULL when QEMU placed none */
+  GArray *host_nodes;/* umem-host-nodes (guint), or NULL */
+  GArray *node_bytes;/* guint64 per host node index: resident bytes there
+                      * (the caller's to fill: vt-umem-watch.c) */
+} VtUmem;
+
+void vt_umem_free (VtUmem *umem);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtUmem, vt_umem_free)
+/* x-query-af-xdp-umems' `return` array: VtUmem, the array frees them.
+ * VT_ERROR_INVALID names what is malformed or cannot be (no netdev, an
+ * empty or wrapping range, two UMEMs that overlap). */
+GPtrArray *vt_umems_from_reply (JsonArray *reply, GError **error);
+/* Whether each UMEM is mapped in the process whose /proc/PID/maps text
+ * `maps` is: VT_ERROR_INVALID names the first that is not. */
+gboolean vt_umems_check_mapped (GPtrArray *umems, const char *maps, GError **error);
+
+/* The sum of n node_bytes arrays (guint64 per host node index; NULL ones
+ * skipped) as a{ut}: node -> bytes, nodes with none left out. */
+GVariant *vt_node_bytes_sum (GArray *const *node_bytes, guint n);
+
 /* Translations. FALSE when the address is in no block. */
 gboolean vt_ram_map_hva_to_gpa (const VtRamMap *map, guint64 hva, guint64 *gpa);
 gboolean vt_ram_map_gpa_to_hva (const VtRamMap *map, guint64 gpa, guint64 *hva);

@@ -72,6 +72,10 @@ sample_vms (void)
   g_variant_builder_add (&web, "{sv}", "hot_slow_cooling_bytes", g_variant_new_uint64 (32 * MiB));
   g_variant_builder_add (&web, "{sv}", "warm_slow_bytes", g_variant_new_uint64(8 * MiB));
   g_variant_builder_add (&web, "{sv}", "locked_bytes", g_variant_new_uint64 (4 * GiB));
+  g_variant_builder_add (&web, "{sv}", "umems", g_variant_new_uint32 (2));
+  g_variant_builder_add (&web, "{sv}", "umem_bytes", g_variant_new_uint64 (64 * MiB));
+  g_variant_builder_add (&web, "{sv}", "umem_node_bytes",
+                         g_variant_new_parsed ("{uint32 0: uint64 50331648, 1: 16777216}"));
   g_variant_builder_add (&web, "{sv}", "ram_map_from", g_variant_new_string ("x-query-ram-blocks"));
   g_variant_builder_add (&web, "{sv}", "dirty_pages_source",
                          g_variant_new_string ("x-query-dirty-pages"));
@@ -235,6 +239,10 @@ test_list_text (void)
                                      "cooling; warm there 8.0 MiB\n"));
   /* A VFIO VM's pins (VmLck), and what a patched QEMU tells. */
   g_assert_nonnull (strstr (tiering, "  held in place by the kernel: 4.0 GiB locked, 0 B pinned\n"));
+  /* Its af-xdp packet buffers, where they sit. */
+  g_assert_nonnull (strstr (tiering, "  af-xdp packet buffers: 2 UMEM(s), 64.0 MiB on nodes 0: "
+                                     "48.0 MiB, 1: 16.0 MiB, pinned by the kernel for the NIC: "
+                                     "never moved\n"));
   g_assert_nonnull (strstr (tiering, "  QEMU: RAM map from x-query-ram-blocks; 4501 pages written in "
                                      "the last dirty-page window; its backends weighted-interleave "
                                      "(mode interleave)\n"));

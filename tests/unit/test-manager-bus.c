@@ -358,6 +358,7 @@ static const struct {
   { "write_mbps", "d" }, { "kdamond_pid", "u" }, { "aggregations", "t" }, { "ram_map_from", "s" },
   { "written_pages", "t" }, { "dirty_pages_source", "s" }, { "dirty_pages_error", "s" },
   { "backend_interleave", "b" }, { "backend_error", "s" }, { "locked_bytes", "t" }, { "pinned_bytes", "t" },
+  { "umems", "u" }, { "umem_bytes", "t" }, { "umem_node_bytes", "a{ut}" }, { "umem_error", "s" },
   { "weight", "u" }, { "min", "t" }, { "max", "t" }, { "mode", "s" }, { "interleave", "s" },
   { "policy_source", "s" }, { "policy_error", "s" }, { "label", "s" }, { "fast_nodes", "au" },
   { "slow_nodes", "au" }, { "demand_bytes", "t" }, { "target_bytes", "t" },

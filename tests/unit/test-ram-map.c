@@ -725,6 +725,76 @@ test_residency_bad (void)
   g_assert_nonnull (strstr (error->message, "smaps line 2"));
 }
 
+/* ---- af-xdp UMEMs (x-query-af-xdp-umems, qemu-patches/0006) ---- */
+
+/* Two queues' UMEMs, one placed by umem-host-nodes, read back in address
+ * order (the reply's shape as 0006's qtest got it), and checked against
+ * the process's maps. */
+static void
+test_umems (void)
+{
+  const char *reply = "[{\"netdev\": \"xdp0\", \"queue\": 1, \"address\": 140519111917568, "
+                      "\"size\": 33554432},"
+                      " {\"netdev\": \"xdp0\", \"queue\": 0, \"address\": 140519078363136, "
+                      "\"size\": 33554432, \"policy\": \"bind\", \"host-nodes\": [0]}]";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonNode) node = json_from_string (reply, &error);
+  g_assert_no_error (error);
+  g_autoptr (GPtrArray) umems = vt_umems_from_reply (json_node_get_array (node), &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (umems->len, ==, 2);
+  const VtUmem *q0 = umems->pdata[0], *q1 = umems->pdata[1];
+  g_assert_cmpstr (q0->netdev, ==, "xdp0");
+  g_assert_cmpuint (q0->queue, ==, 0);
+  g_assert_cmphex (q0->hva, ==, 0x7fcd25c00000);
+  g_assert_cmpstr (q0->policy, ==, "bind");
+  g_assert_cmpuint (q0->host_nodes->len, ==, 1);
+  g_assert_cmpuint (q1->queue, ==, 1);
+  g_assert_null (q1->policy);
+  g_assert_null (q1->host_nodes);
+
+  /* Mapped in the process, or not: a QMP peer's word is checked. */
+  const char *maps = "7fcd25c00000-7fcd29c00000 rw-p 00000000 00:00 0\n";
+  g_assert_true (vt_umems_check_mapped (umems, maps, &error));
+  g_assert_no_error (error);
+  g_assert_false (vt_umems_check_mapped (umems, "7fcd25c00000-7fcd27c00000 rw-p 0 00:00 0\n",
+                                         &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "xdp0 queue 1"));
+}
+
+static void
+test_umems_bad (void)
+{
+  static const struct {
+    const char *json, *says;
+  } cases[] = {
+    { "[{\"queue\": 0, \"address\": 4096, \"size\": 4096}]", "no netdev id" },
+    { "[{\"netdev\": \"x\", \"address\": 4096, \"size\": 4096}]", "no queue" },
+    { "[{\"netdev\": \"x\", \"queue\": 0, \"address\": 4096, \"size\": 0}]", "empty" },
+    { "[{\"netdev\": \"x\", \"queue\": 0, \"address\": 4097, \"size\": 4096}]", "unaligned" },
+    /* beyond JSON's integers (json-glib reads a double) */
+    { "[{\"netdev\": \"x\", \"queue\": 0, \"address\": 18446744073709547520, "
+      "\"size\": 8192}]", "no queue, address and size" },
+    { "[{\"netdev\": \"x\", \"queue\": 0, \"address\": 4096, \"size\": 4096, "
+      "\"host-nodes\": [\"0\"]}]", "host-nodes" },
+    { "[{\"netdev\": \"x\", \"queue\": 0, \"address\": 4096, \"size\": 8192},"
+      " {\"netdev\": \"y\", \"queue\": 0, \"address\": 8192, \"size\": 4096}]",
+      "x queue 0 and y queue 0 overlap" },
+    { "[42]", "no netdev id" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    g_autoptr (GError) error = NULL;
+    g_autoptr (JsonNode) node = json_from_string (cases[i].json, &error);
+    g_assert_no_error (error);
+    g_autoptr (GPtrArray) umems = vt_umems_from_reply (json_node_get_array (node), &error);
+    g_assert_null (umems);
+    g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+    if (!strstr (error->message, cases[i].says))
+      g_error ("case %u: '%s' does not say '%s'", i, error->message, cases[i].says);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -746,5 +816,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ram-map/split-cmdline", test_split_cmdline);
   g_test_add_func ("/ram-map/build/bad", test_build_bad);
   g_test_add_func ("/ram-map/residency/bad", test_residency_bad);
+  g_test_add_func ("/ram-map/umems", test_umems);
+  g_test_add_func ("/ram-map/umems/bad", test_umems_bad);
   return g_test_run ();
 }
