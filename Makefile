@@ -2,7 +2,7 @@
 BUILD ?= build
 export VTIER_BUILD_DIR := $(abspath $(BUILD))
 
-.PHONY: all deps build check check-matrix check-long check-qemu-patched soak unit demo bench bench-tracking deb qemu-patched clean
+.PHONY: all deps build check check-matrix check-long check-qemu-patched check-af-xdp soak unit demo bench bench-tracking deb qemu-patched clean
 
 all: build
 
@@ -59,6 +59,9 @@ qemu-patched:
 # changes, placement from the probe. Builds the patched QEMU first when needed.
 check-qemu-patched: build
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/qemu-patched tests/testbed/long/qemu-patched.py
+
+check-af-xdp: build
+	tests/testbed/run --timeout 1800 --out $(BUILD)/long/af-xdp tests/testbed/long/af-xdp.py
 
 unit: build
 	meson test -C $(BUILD) --suite unit --print-errorlogs

@@ -280,6 +280,52 @@ def hold_dram(leave_mib):
     return held
 
 
+# The virtio-net driver of L1's kernel (L2 boots the same one), in load
+# order: what an L2 guest with a NIC needs, as L1's image keeps them
+# (tests/testbed/image/build: MODULES).
+NIC_MODULES = ("failover", "net_failover", "virtio_net")
+
+
+def _cpio_newc(files):
+    """A newc cpio archive (what the kernel unpacks an initrd piece from)
+    of (path, mode, data) entries, directories first."""
+    out = bytearray()
+    for ino, (path, mode, data) in enumerate(list(files) + [("TRAILER!!!", 0, b"")], 1):
+        name = path.encode() + b"\0"
+        out += b"070701" + b"".join(b"%08X" % v for v in (
+            ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(name), 0))
+        out += name + b"\0" * (-(110 + len(name)) % 4)
+        out += data + b"\0" * (-len(data) % 4)
+    return bytes(out)
+
+
+def nic_initrd(name):
+    """The L2 initrd with a piece appended: NIC_MODULES, decompressed, under
+    /lib/modules, and their load order in /lib/modules/order (l2/init
+    loads them when the command line has vtnet=)."""
+    import gzip
+    import lzma
+    moddir = f"/usr/lib/modules/{os.uname().release}/kernel"
+    files = [("lib", 0o40755, b""), ("lib/modules", 0o40755, b"")]
+    order = []
+    for mod in NIC_MODULES:
+        found = glob.glob(f"{moddir}/**/{mod}.ko*", recursive=True)
+        if not found:
+            raise RuntimeError(f"module {mod} is not in L1's image ({moddir})")
+        with open(found[0], "rb") as f:
+            data = f.read()
+        if found[0].endswith(".xz"):
+            data = lzma.decompress(data)
+        files.append((f"lib/modules/{mod}.ko", 0o100644, data))
+        order.append(f"{mod}.ko")
+    files.append(("lib/modules/order", 0o100644, ("\n".join(order) + "\n").encode()))
+    path = os.path.join(RUN, f"{name}.initrd")
+    with open(L2_INITRD, "rb") as base, open(path, "wb") as out:
+        out.write(base.read())
+        out.write(gzip.compress(_cpio_newc(files)))
+    return path
+
+
 class Guest:
     """A bare-QEMU L2 guest running vtier-workload, with two QMP sockets: one
     for the agent under test (in vtierd's QMP directory), one for the
@@ -298,7 +344,8 @@ class Guest:
     @classmethod
     def start(cls, name, size, hot, pattern="uniform", mode="read", mem=None, membind=None,
               preferred=None, verify=60, backend="ram", extra=None, cpuset_mems=None,
-              channel=False, hostile=False, qemu="qemu-system-x86_64", backend_opts=""):
+              channel=False, hostile=False, qemu="qemu-system-x86_64", backend_opts="",
+              qemu_args=(), net=None, ping=None):
         """`cpuset_mems`: run QEMU in a cgroup of its own (/sys/fs/cgroup/tb-NAME)
         whose cpuset.mems is this node list: what libvirt's numatune mode
         'restrictive' does, with no memory policy. `channel`: the vtier
@@ -306,7 +353,11 @@ class Guest:
         connects to), on which the guest reports its tiers, or, `hostile`,
         sends what tests/testbed/l2/hostile sends. `qemu`: the QEMU to run
         (e.g. the patched one a scenario asks for with needs=qemu-patched);
-        `backend_opts`: more properties of its RAM backend (",policy=...")."""
+        `backend_opts`: more properties of its RAM backend (",policy=...").
+        `qemu_args`: more of QEMU's arguments (a -netdev and its -device);
+        `net`: the guest's eth0 address ("10.9.0.2/24"; its virtio-net
+        driver's modules go in an initrd piece of its own), `ping`: a
+        peer it pings every second ("VTNET" lines on its console)."""
         g = cls(name)
         os.makedirs(RUN, exist_ok=True)
         os.makedirs(AGENT_QMP_DIR, exist_ok=True)
@@ -334,12 +385,17 @@ class Guest:
             cmd += ["numactl", f"--membind={membind}"]
         elif preferred is not None:
             cmd += ["numactl", f"--preferred={preferred}"]
+        initrd, append = L2_INITRD, ""
+        if net:
+            initrd = nic_initrd(name)
+            append = f" vtnet={net}" + (f" vtping={ping}" if ping else "")
         cmd += [qemu, "-name", name, "-accel", "kvm", "-cpu", "host",
                 "-smp", "1", "-m", f"{mem}M", "-object", backend_obj,
                 "-machine", "q35,memory-backend=ram0",
-                "-kernel", kernel, "-initrd", L2_INITRD,
+                "-kernel", kernel, "-initrd", initrd,
                 "-append", "console=ttyS0 quiet panic=-1 mitigations=off vtwl="
-                + ",".join(f"{k}={v}" for k, v in wl.items()) + (" vthostile=1" if hostile else ""),
+                + ",".join(f"{k}={v}" for k, v in wl.items()) + (" vthostile=1" if hostile else "")
+                + append,
                 "-display", "none", "-monitor", "none", "-serial", f"file:{g.log_path}",
                 "-qmp", f"unix:{g.qmp},server=on,wait=off",
                 "-qmp", f"unix:{g.probe_qmp},server=on,wait=off",
@@ -347,6 +403,7 @@ class Guest:
                 # A guest that vanishes: was it reset (a triple fault), and in what state?
                 "-d", "cpu_reset,guest_errors",
                 "-D", os.path.join(RESULTS, f"{name}.qemu-debug.{int(time.time())}.log")]
+        cmd += list(qemu_args)
         if channel or hostile:
             os.makedirs(GUEST_CHANNEL_DIR, exist_ok=True)
             cmd += ["-device", "virtio-serial-pci,id=vs0",
