@@ -12,6 +12,7 @@
 
 #define HUGE_PAGE (2ull << 20) /* pieces of regions move in whole huge pages */
 #define ROUND_MAX_INTERVALS 4
+#define HOST_USE_ROUNDS 4 /* the moving average's weight of a new reading: 1/4 */
 
 /* A range just moved one way may not move back before until_us: that, not
  * a freeze, is what keeps memory from ping-ponging (a range moved only in
@@ -42,6 +43,7 @@ typedef struct {
   GHashTable *warm_rounds;
   guint64 warmth_aggregation; /* the aggregation count warm_rounds last took in */
   guint warmth_seen;          /* fresh rounds noted, up to WARMTH_ROUNDS */
+  gboolean target_known;      /* stats.target is a round's (round_plan's hysteresis) */
   /* its jobs of the last round: did any page move, did any fail? */
   guint jobs, jobs_moved, jobs_failed;
   GArray *retries; /* Retry: promotions the kernel found busy */
@@ -132,6 +134,9 @@ struct _VtTiering {
   double byte_tokens, cpu_tokens_us;
   gint64 refilled_us;
   GCancellable *cancel;
+  /* The host's own use of the top tier, averaged over rounds (round_plan) */
+  double host_use;
+  gboolean host_use_known;
   /* bytes per CPU-second of the moving thread, per pair of nodes and
    * page class and over all */
   VtMoveRates *rates;
@@ -1227,9 +1232,35 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 keep_free = MAX (c->reserve_bytes, low);
   if (now_us < t->refused_until_us)
     keep_free = MAX (keep_free, t->refused_free);
-  guint64 capacity = tiers->top_free + vm_top;
+  /* The host's own use of the top tier (neither free nor the VMs'), as a
+   * moving average: the VMs' bytes and the free count are read moments
+   * apart while pages move, and their sum jittered by +-12 MiB from round
+   * to round in a 4-VM matrix case. Every share jittered with it, and VMs
+   * at their share went a few MiB down and back up, round after round: a
+   * third of what moved. A change that lasts comes through in a few
+   * rounds; the free count itself still starts demotion at once. */
+  guint64 other = tiers->top_total > tiers->top_free + vm_top
+                    ? tiers->top_total - tiers->top_free - vm_top : 0;
+  if (!t->host_use_known)
+    t->host_use = (double) other, t->host_use_known = TRUE;
+  else
+    t->host_use += ((double) other - t->host_use) / HOST_USE_ROUNDS;
+  guint64 host_use = (guint64) t->host_use;
+  guint64 capacity = tiers->top_total > host_use ? tiers->top_total - host_use : 0;
   capacity = capacity > keep_free ? capacity - keep_free : 0;
   vt_fair_share_compute (capacity, req, n, targets);
+  /* A share that moved less than its dead band stays where it was: what
+   * is left of the jitter (the demand's, the averaged host use's) would
+   * otherwise move memory down and up again by a few MiB a round. A
+   * change of policy is followed at once. */
+  for (guint i = 0; i < n; i++) {
+    VmState *s = vm_state (t, vr[i].in->key);
+    guint64 last = s->target_known ? s->stats.target : 0;
+    guint64 diff = targets[i] > last ? targets[i] - last : last - targets[i];
+    if (s->target_known && !policy_changed && diff <= dead_band (last))
+      targets[i] = last;
+    s->target_known = TRUE;
+  }
   /* Each one's share were every demand its size: what a retry may fill
    * (retries outlive the heat that planned them, see Retry). */
   g_autofree guint64 *shares = g_new0 (guint64, MAX (n, 1));
