@@ -45,6 +45,7 @@ vt_config_new_defaults (void)
   c->high_watermark_pct = 10;
   c->migrate_bytes_per_s = 256ull << 20;
   c->migrate_cpu_ms_per_s = 500;
+  c->migrate_priority = 5;
   /* 0: the held heat (vt-heat-hold.h) is the hysteresis. DAMON's age
    * restarts whenever a region's count moves by a tenth of its range, and
    * a scattered hot set's counts do every other aggregation: at age >= 1,
@@ -133,6 +134,7 @@ static const Option options[] = {
   OPT ("tiering", "high-watermark", OPT_UINT, high_watermark_pct, 0, 100),
   OPT ("tiering", "migrate-mib-per-s", OPT_MIB, migrate_bytes_per_s, 1, 1 << 30),
   OPT ("tiering", "migrate-cpu-ms-per-s", OPT_UINT, migrate_cpu_ms_per_s, 1, 1000),
+  OPT ("tiering", "migrate-priority", OPT_UINT, migrate_priority, 0, 20),
   OPT ("tiering", "promote-min-age", OPT_UINT, promote_min_age, 0, 100000),
   OPT ("tiering", "demote-min-age", OPT_UINT, demote_min_age, 0, 100000),
   OPT ("tiering", "cold-threshold", OPT_UINT, cold_max_pct, 0, 100),

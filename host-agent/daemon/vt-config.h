@@ -40,6 +40,7 @@ typedef struct {
   guint low_watermark_pct, high_watermark_pct;
   guint64 migrate_bytes_per_s;
   guint migrate_cpu_ms_per_s;
+  guint migrate_priority; /* the moving thread's nice: -migrate_priority */
   guint promote_min_age, demote_min_age;
   guint cold_max_pct;
   guint cooldown_s;

@@ -355,6 +355,7 @@ static VtTiering *
 tiering_new (const VtConfig *config, VtManager *m)
 {
   VtTieringConfig tc = tiering_config (config);
+  vt_migrate_set_priority (config->migrate_priority);
   VtTiering *t = vt_tiering_new (&tc, tiering_inputs, m);
   vt_tiering_set_planned_func (t, on_planned, m);
   return t;
@@ -445,6 +446,7 @@ vt_manager_reload (VtManager *m, VtConfig *config)
     if (config->tiering && m->tiering) {
       VtTieringConfig tc = tiering_config (config);
       vt_tiering_set_config (m->tiering, &tc);
+      vt_migrate_set_priority (config->migrate_priority);
     } else if (config->tiering) {
       m->tiering = tiering_new (config, m);
     } else {

@@ -91,6 +91,11 @@ void vt_migrate_range_async (const VtProcess *process, guint64 start, guint64 en
                              GAsyncReadyCallback callback, gpointer user_data);
 VtMigrateStats *vt_migrate_range_finish (GAsyncResult *result, GError **error);
 
+/* The moving thread runs at nice -boost (0..20) while it moves pages:
+ * what the CPU allowance grants it, it then gets on a busy host. Without
+ * CAP_SYS_NICE it moves at the nice it has (said once). */
+void vt_migrate_set_priority (guint boost);
+
 /* For tests only: the move_pages(2) used (libnuma's signature), so a test on
  * a one-node host can play a multi-node kernel (budget, ENOMEM, huge pages);
  * NULL restores libnuma's. Set it before any migration starts. */

@@ -10,6 +10,8 @@
 #include <numaif.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -416,6 +418,7 @@ typedef struct {
   GCancellable *cancel_after_move; /* cancelled after the first move call */
   const char *reuse_after_move;    /* a root: the pid names another process after the first */
   guint sleep_ms, spin_ms; /* each move waits (off CPU) or works (on it) this long */
+  int nice; /* the calling thread's, at the last move */
 } FakeKernel;
 
 static FakeKernel fk;
@@ -459,6 +462,7 @@ fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, i
   }
   g_assert_cmpint (flags, ==, MPOL_MF_MOVE);
   fk.moves++;
+  fk.nice = getpriority (PRIO_PROCESS, (id_t) syscall (SYS_gettid));
   if (fk.sleep_ms)
     g_usleep (fk.sleep_ms * 1000);
   for (double end = thread_cpu_s () + fk.spin_ms / 1000.0; thread_cpu_s () < end;)
@@ -745,6 +749,26 @@ test_fake_cancel_between_batches (Fixture *fx, gconstpointer data)
   g_assert_cmpuint (fake_count_on (1), ==, VT_MIGRATE_BATCH);
 }
 
+/* The moving thread runs at nice -priority while it moves (as root, or
+ * with CAP_SYS_NICE: vtierd's case). */
+static void
+test_fake_priority (Fixture *fx, gconstpointer data)
+{
+  (void) fx, (void) data;
+  fake_place (0, 64, 0);
+  vt_migrate_set_priority (3);
+  g_autoptr (GError) error = NULL;
+  g_autofree VtMigrateStats *st = run_async (FAKE_PID, fake_addr (0), fake_addr (64), 1, 0, NULL,
+                                             &error);
+  g_assert_no_error (error);
+  vt_migrate_set_priority (0);
+  if (geteuid () != 0) {
+    g_test_skip ("a negative nice needs CAP_SYS_NICE");
+    return;
+  }
+  g_assert_cmpint (fk.nice, ==, -3);
+}
+
 /* Pages in `skip` are never asked for; where the shared and busy pages
  * sit comes back as runs, and the walk says how far it went. */
 static void
@@ -839,6 +863,7 @@ main (int argc, char **argv)
   add ("/migrate/fake/out-of-memory", test_fake_out_of_memory);
   add ("/migrate/fake/cancel-between-batches", test_fake_cancel_between_batches);
   add ("/migrate/fake/skip-and-refused", test_fake_skip_and_refused);
+  add ("/migrate/fake/priority", test_fake_priority);
   add ("/migrate/fake/refused-runs-join", test_fake_refused_runs_join);
 #undef add
   return g_test_run ();
