@@ -116,12 +116,18 @@ parse_ramblock_hex (const char *word, const char *column, guint lineno, guint64 
   return FALSE;
 }
 
-/* "name psize-number psize-unit offset used total hva [ro|rw]" */
+/* "name psize-number psize-unit offset used total hva [ro|rw]". The name
+ * is printed right-aligned in 24 columns, and a RAM block QEMU gave no
+ * name prints blank: a device's memory mapped into the guest (a VFIO
+ * BAR's mmap, a ram_device region; seen with -device vfio-pci). Such a
+ * row has its name empty (no memory backend has it). */
 static VtRamBlockRow *
 parse_ramblock_row (const char *line, guint lineno, gboolean has_ro, GError **error)
 {
   g_autoptr (GPtrArray) words = vt_ram_map_split_words (line);
   guint columns = has_ro ? 8 : 7;
+  if (words->len == columns - 1 && g_ascii_isspace (line[0]))
+    g_ptr_array_insert (words, 0, g_strdup (""));
   if (words->len != columns)
     {
       g_set_error (error, VT_ERROR, VT_ERROR_INVALID,
