@@ -95,6 +95,7 @@ tear_down_tracking (VtVm *vm)
   g_clear_pointer (&vm->regions_written, g_array_unref);
   vm->backend_interleaved = FALSE;
   g_clear_pointer (&vm->backend_refused, g_free);
+  vm->backend_refusals = 0;
   g_clear_pointer (&vm->written, g_array_unref);
   g_clear_pointer (&vm->written_why, g_free);
   g_clear_pointer (&vm->tracker, vt_tracker_free);
@@ -577,26 +578,24 @@ on_qom_set (GObject *src, GAsyncResult *res, gpointer data)
     return; /* the VM may be gone */
   VtVm *vm = set->vm;
   if (!error) {
-    if (set->last)
-      g_message ("VM %s: %s", vm->name,
-                 set->on ? "mode interleave: its memory backends' own policy is "
-                           "weighted-interleave over the host's memory nodes now, so that new "
-                           "pages spread too"
-                         : "its memory backends' own policy is as it was");
-    if (set->last) {
-      g_clear_pointer (&vm->backend_refused, g_free);
-      vm->backend_refusals = 0;
-    }
+    if (!set->last)
+      return;
+    g_message ("VM %s: %s", vm->name,
+               set->on ? "mode interleave: its memory backends' own policy is "
+                         "weighted-interleave over the host's memory nodes now, so that new "
+                         "pages spread too"
+                       : "its memory backends' own policy is as it was");
+    g_clear_pointer (&vm->backend_refused, g_free);
+    vm->backend_refusals = 0;
     return;
   }
+  int delay_s = MIN (BACKEND_RETRY_S << MIN (vm->backend_refusals, 5), BACKEND_RETRY_MAX_S);
   if (g_strcmp0 (vm->backend_refused, error->message) != 0)
     g_message ("VM %s: its backend's policy: %s (asked again in %d s)", vm->name, error->message,
-               MIN (BACKEND_RETRY_S << MIN (vm->backend_refusals, 5), BACKEND_RETRY_MAX_S));
+               delay_s);
   g_free (vm->backend_refused);
   vm->backend_refused = g_strdup (error->message);
-  vm->backend_retry_us = g_get_monotonic_time () +
-                         (gint64) MIN (BACKEND_RETRY_S << MIN (vm->backend_refusals, 5),
-                                       BACKEND_RETRY_MAX_S) * G_USEC_PER_SEC;
+  vm->backend_retry_us = g_get_monotonic_time () + (gint64) delay_s * G_USEC_PER_SEC;
   vm->backend_refusals++;
 }
 
