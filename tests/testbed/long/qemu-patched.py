@@ -98,7 +98,8 @@ if "wr" in SECTIONS:
     figure("wr_cold_pages_in_write_hot_regions", round(cold_in, 4))
     print(f"wr: {len(write_hot)} write-hot regions of {len(heat['regions'])}; written in the last "
           f"window: {vtierd.vm('wr')['written_pages']} pages", flush=True)
-    check(hot_in >= 0.9, f"wr: >= 90% of its written (hot) pages lie in write-hot regions ({hot_in:.1%})")
+    check(hot_in >= 0.9,
+          f"wr: >= 90% of its written (hot) pages lie in write-hot regions ({hot_in:.1%})")
     check(cold_in < 0.1, f"wr: < 10% of its read-only (cold) pages do ({cold_in:.1%})")
 
 
@@ -131,8 +132,10 @@ if "wj" in SECTIONS:
           f"mode interleave: wj's backend is weighted-interleave over 0-1 ({d['policy']}, "
           f"{d['host-nodes']}), and vtierd says so")
     vtierd.ctl("set", "wj", "--mode", "auto")
-    testbed.wait_for("vtierd to put wj's backend back", lambda: memdev(wj)["policy"] == "default", 60)
-    check(not vtierd.vm("wj")["backend_interleave"], "mode auto: wj's backend policy is default again")
+    testbed.wait_for("vtierd to put wj's backend back",
+                     lambda: memdev(wj)["policy"] == "default", 60)
+    check(not vtierd.vm("wj")["backend_interleave"],
+          "mode auto: wj's backend policy is default again")
 
 
 # ---- weighted interleave, and live changes of it ----
@@ -169,7 +172,8 @@ if "wi" in SECTIONS:
     figure("wi_node0_at_start", round(f0, 4))
     d = memdev()
     check(d["policy"] == "weighted-interleave" and d["host-nodes"] == [0, 1],
-          f"query-memdev: wi's backend is weighted-interleave over 0-1 ({d['policy']}, {d['host-nodes']})")
+          f"query-memdev: wi's backend is weighted-interleave over 0-1 "
+          f"({d['policy']}, {d['host-nodes']})")
     check(abs(f0 - want0) <= 0.03, f"wi holds {want0:.0%} +- 3% of its pages on node0 ({f0:.1%})")
     st = vtierd.vm("wi")
     check(st.get("promoted_bytes", 0) == 0 and st.get("demoted_bytes", 0) == 0,
@@ -208,7 +212,8 @@ if "wi" in SECTIONS:
     st = vtierd.vm("wi")
     check(abs(f0 - want0) <= 0.03,
           f"vtier's mode interleave 3:1 put {want0:.0%} +- 3% of wi's pages on node0 ({f0:.1%}, "
-          f"promoted {st.get('promoted_bytes', 0) >> 20} MiB, demoted {st.get('demoted_bytes', 0) >> 20} "
+          f"promoted {st.get('promoted_bytes', 0) >> 20} MiB, "
+          f"demoted {st.get('demoted_bytes', 0) >> 20} "
           f"MiB, {st.get('tiering')})")
 
 
