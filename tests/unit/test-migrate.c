@@ -761,6 +761,7 @@ test_fake_priority (Fixture *fx, gconstpointer data)
   g_autofree VtMigrateStats *st = run_async (FAKE_PID, fake_addr (0), fake_addr (64), 1, 0, NULL,
                                              &error);
   g_assert_no_error (error);
+  g_assert_cmpuint (st->moved, ==, 64 * page ());
   vt_migrate_set_priority (0);
   if (geteuid () != 0) {
     g_test_skip ("a negative nice needs CAP_SYS_NICE");
