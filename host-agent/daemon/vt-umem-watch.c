@@ -28,14 +28,21 @@ set_error (VtUmemWatch *w, const GError *error)
   w->error = g_strdup (error->message);
 }
 
+static guint64
+umems_bytes (const GPtrArray *umems)
+{
+  guint64 bytes = 0;
+  for (guint i = 0; umems && i < umems->len; i++)
+    bytes += ((const VtUmem *) umems->pdata[i])->size;
+  return bytes;
+}
+
 /* A count that changed is said: a netdev came or went. */
 static void
 take (VtUmemWatch *w, GPtrArray *umems)
 {
-  guint64 bytes = 0, before = vt_umem_watch_bytes (w);
-  for (guint i = 0; i < umems->len; i++)
-    bytes += ((const VtUmem *) umems->pdata[i])->size;
-  if (umems->len != vt_umem_watch_count (w) || bytes != before)
+  guint64 bytes = umems_bytes (umems);
+  if (umems->len != vt_umem_watch_count (w) || bytes != umems_bytes (w->umems))
     g_message ("VM %s: %u af-xdp UMEM(s), %" G_GUINT64_FORMAT " MiB of packet buffers the kernel "
                "pins: reported, never moved", w->vm_name, umems->len, bytes >> 20);
   g_clear_pointer (&w->umems, g_ptr_array_unref);
@@ -132,10 +139,7 @@ vt_umem_watch_refresh (VtUmemWatch *w)
 guint64
 vt_umem_watch_bytes (VtUmemWatch *w)
 {
-  guint64 bytes = 0;
-  for (guint i = 0; w->umems && i < w->umems->len; i++)
-    bytes += ((const VtUmem *) w->umems->pdata[i])->size;
-  return bytes;
+  return umems_bytes (w->umems);
 }
 
 guint
