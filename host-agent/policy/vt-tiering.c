@@ -8,6 +8,7 @@
 #include "migration/vt-migrate.h"
 #include "migration/vt-placement.h"
 #include "policy/vt-move-rates.h"
+#include "policy/vt-move-units.h"
 #include "policy/vt-tiers.h"
 
 #define HUGE_PAGE (2ull << 20) /* pieces of regions move in whole huge pages */
@@ -251,6 +252,68 @@ measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *p
     return FALSE;
   }
   return TRUE;
+}
+
+/* What page_size_at reads a page's class with. */
+typedef struct {
+  const VtTieringInput *in;
+  VtPlacement *reader;
+  guint64 *per_node;
+  guint n_nodes;
+} SizeProbe;
+
+/* The size of the page at `addr` as a move moves it (vt-move-units.h):
+ * its class by kpageflags, or a hugetlbfs VM's page size. */
+static guint64
+page_size_at (guint64 addr, gpointer data)
+{
+  SizeProbe *p = data;
+  guint64 per_class[VT_PAGE_CLASSES] = { 0 };
+  if (!vt_placement_count (p->reader, addr, addr + 4096, p->per_node, p->n_nodes, per_class,
+                           NULL))
+    return 0;
+  switch (page_class_of (p->in, per_class)) {
+  case VT_PAGE_CLASS_2M_THP:
+  case VT_PAGE_CLASS_2M_HUGETLB:
+    return 2ull << 20;
+  case VT_PAGE_CLASS_1G_HUGETLB:
+    return 1ull << 30;
+  default:
+    return 0;
+  }
+}
+
+/* The VM as the round plans it: its regions cut where a move cuts them
+ * (vt-move-units.h), kept in `owned`; `in` itself where no region
+ * boundary falls inside a huge page. Its demand grows by the hot units'
+ * bytes beyond its hot regions': what its hot memory takes of the top
+ * tier, moved as the kernel moves it. */
+static const VtTieringInput *
+in_move_units (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *pfns,
+               GPtrArray *owned)
+{
+  g_autoptr (VtPlacement) reader = vt_placement_open (in->process.pid, pfns, NULL);
+  if (!reader)
+    return in;
+  g_autofree guint64 *per_node = g_new0 (guint64, MAX (tiers->nodes->len, 1));
+  SizeProbe probe = { in, reader, per_node, tiers->nodes->len };
+  guint64 *written = NULL;
+  GArray *units = vt_move_units (in->regions, in->written, in->n_regions, page_size_at, &probe,
+                                 &written);
+  if (!units)
+    return in;
+  VtTieringInput *cut = g_memdup2 (in, sizeof *in);
+  cut->n_regions = units->len;
+  cut->regions = (const VtRegion *) g_array_free (units, FALSE);
+  cut->written = written;
+  guint64 hot_units = vt_regions_bytes_at_least (cut->regions, cut->n_regions, in->hot_threshold);
+  guint64 hot_regions = vt_regions_bytes_at_least (in->regions, in->n_regions, in->hot_threshold);
+  if (hot_units > hot_regions)
+    cut->demand = MIN (in->size, in->demand + hot_units - hot_regions);
+  g_ptr_array_add (owned, (gpointer) cut->regions);
+  g_ptr_array_add (owned, written);
+  g_ptr_array_add (owned, cut);
+  return cut;
 }
 
 typedef struct {
@@ -1167,7 +1230,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   gboolean policy_changed = FALSE;
 
   for (guint i = 0; i < n; i++) {
-    const VtTieringInput *in = &g_array_index (inputs, VtTieringInput, i);
+    const VtTieringInput *in = in_move_units (&g_array_index (inputs, VtTieringInput, i), tiers,
+                                              pfns, owned);
     VmRound *v = &vr[i];
     v->in = in;
     v->place = g_new0 (Place, MAX (in->n_regions, 1));
