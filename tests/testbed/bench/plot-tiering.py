@@ -1,14 +1,16 @@
 #!/usr/bin/python3
-"""Gathers make bench's results (bench/tiering.py, run in the testbed: one
-tiering.json in RESULTS_DIR, or one per policy in its subfolders, as make
-bench runs each policy in a boot of its own) into RESULTS_DIR/tiering.json,
-prints two tables (the figures per policy; where the tiering machinery's CPU
-went) and draws tiering.png: per policy, the share of the apps' hot pages in
-DRAM over time, and the fairness error.
+"""Gathers make bench's results (bench/tiering.py, run in the testbed: a
+tiering.json in RESULTS_DIR or in each of its folders, one a kernel) and
+prints, per case, one row per policy and kernel: the median of its runs
+with their min-max, for time to 90%, residency at the end, the move bound,
+bytes migrated over those that had to move, the tiering machinery's CPU and
+the fairness error; then where that CPU went. Draws tiering.png: per case,
+each row's median run's residency over time, and the fairness errors.
 
 plot-tiering.py RESULTS_DIR"""
 import json
 import os
+import statistics
 import sys
 
 import matplotlib
@@ -16,57 +18,120 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-results_dir = sys.argv[1]
-parts = sorted(os.path.join(results_dir, d, "tiering.json") for d in os.listdir(results_dir)
-               if os.path.exists(os.path.join(results_dir, d, "tiering.json")))
-if parts:
-    data = {"policies": []}
-    for part in parts:
-        one = json.load(open(part))
-        data["measure_s"] = one["measure_s"]
-        data["policies"] += one["policies"]
-        data["corrupt_lines"] = data.get("corrupt_lines", 0) + one.get("corrupt_lines", 0)
-    order = ["none", "numa-balancing", "damos-hmsdk", "vtierd"]
-    data["policies"].sort(key=lambda p: order.index(p["policy"]) if p["policy"] in order else 99)
-    json.dump(data, open(os.path.join(results_dir, "tiering.json"), "w"), indent=1)
-elif os.path.exists(os.path.join(results_dir, "tiering.json")):
-    data = json.load(open(os.path.join(results_dir, "tiering.json")))
-else:
-    sys.exit(f"plot-tiering: no tiering.json in {results_dir} or its folders")
+ORDER = ["none", "numa-balancing", "damos-hmsdk", "damos-vaddr", "vtierd"]
 
-print(f"| policy | start on node0 | after {data['measure_s']:.0f} s | time to 90% | migrated | "
-      "tiering CPU | fairness error | idle VM cold on node1 |")
-print("|---|---|---|---|---|---|---|---|")
-for r in data["policies"]:
-    t90 = f"{r['time_to_90_s']:.0f} s" if r["time_to_90_s"] is not None else "never"
-    print(f"| {r['policy']} | {sum(r['start_on_node0']) / 2:.1%} | {r['final_on_node0']:.1%} | {t90} | "
-          f"{r['migrated_mib']:.0f} MiB | {r['cpu_s']:.1f} s | {r['fairness_error']:.1%} | "
-          f"{r['idle_cold_on_node1']:.1%} |")
-print(f"(apps' hot pages on node0, both apps together; CPU in emulated-host seconds; "
-      f"guests' checksum errors: {data.get('corrupt_lines', 0)})")
-print()
-print("| policy | part of the tiering machinery | user CPU | system CPU |")
-print("|---|---|---|---|")
-for r in data["policies"]:
-    for part, c in r.get("cpu_parts", {}).items():
-        print(f"| {r['policy']} | {part} | {c['user_s']:.1f} s | {c['system_s']:.1f} s |")
-fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 1]})
-for p in data["policies"]:
-    t = [0] + [s["t"] for s in p["samples"]]
-    both = [sum(p["start_on_node0"]) / 2 * 100] + [s["both"] * 100 for s in p["samples"]]
-    left.plot(t, both, marker=".", label=p["policy"])
-left.axhline(90, color="grey", linestyle=":", linewidth=1)
-left.set_xlabel("seconds since the policy started")
-left.set_ylabel("apps' hot pages in DRAM (%)")
-left.set_ylim(0, 100)
-left.set_title("hot-set residency in the top tier (placement probe)")
-left.legend()
-names = [p["policy"] for p in data["policies"]]
-right.bar(names, [p["fairness_error"] * 100 for p in data["policies"]], color="tab:red")
-right.set_ylabel("fairness error (%)")
-right.set_title("distance from the fair share")
-right.tick_params(axis="x", rotation=30)
-fig.tight_layout()
-out = os.path.join(results_dir, "tiering.png")
-fig.savefig(out, dpi=100)
-print(f"plot: {out}")
+
+def load(results_dir):
+    files = [os.path.join(results_dir, "tiering.json")]
+    files += sorted(os.path.join(results_dir, d, "tiering.json") for d in os.listdir(results_dir))
+    runs, corrupt, voids, measure_s = [], 0, 0, None
+    for path in files:
+        if not os.path.exists(path):
+            continue
+        one = json.load(open(path))
+        runs += one.get("runs", [])
+        corrupt += one.get("corrupt_lines", 0)
+        voids += one.get("void_runs", 0)
+        measure_s = one.get("measure_s", measure_s)
+    if not runs:
+        sys.exit(f"plot-tiering: no runs in {results_dir} or its folders")
+    return {"measure_s": measure_s, "runs": runs, "corrupt_lines": corrupt, "void_runs": voids}
+
+
+def spread(values, fmt, none="never"):
+    """median [min-max] of the values; None (`none`) counts as the largest."""
+    if not values:
+        return "-"
+    key = [float("inf") if v is None else v for v in values]
+    med = statistics.median_low(key)
+    show = lambda v: none if v == float("inf") else fmt(v)  # noqa: E731
+    if len(values) == 1:
+        return show(med)
+    return f"{show(med)} [{show(min(key))}-{show(max(key))}]"
+
+
+def rows(data):
+    groups = {}
+    for r in data["runs"]:
+        groups.setdefault((r["case"], r["policy"], r["kernel"]), []).append(r)
+    return sorted(groups.items(), key=lambda kv: (kv[0][0] != "fit", kv[0][0],
+                                                  ORDER.index(kv[0][1]) if kv[0][1] in ORDER else 99,
+                                                  kv[0][2]))
+
+
+def table(data):
+    secs = lambda v: f"{v:.0f} s"  # noqa: E731
+    pct = lambda v: f"{v:.1%}"  # noqa: E731
+    print(f"| case | policy | kernel | runs | time to 90% | move bound | on node0 after "
+          f"{data['measure_s']:.0f} s | migrated / needed | tiering CPU | fairness error |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (case, policy, kernel), runs in rows(data):
+        print(f"| {case} | {policy} | {kernel} | {len(runs)} | "
+              f"{spread([r['time_to_90_s'] for r in runs], secs)} | "
+              f"{spread([r['move_bound_s'] for r in runs], secs)} | "
+              f"{spread([r['final_on_node0'] for r in runs], pct)} | "
+              f"{spread([r['migrated_over_needed'] for r in runs], lambda v: f'{v:.2f}x', '-')} | "
+              f"{spread([r['cpu_s'] for r in runs], lambda v: f'{v:.1f} s')} | "
+              f"{spread([r['fairness_error'] for r in runs], pct)} |")
+    print(f"(median [min-max] over runs; the apps' hot pages on node0 by the placement probe; "
+          f"CPU in emulated-host seconds; void runs done again: {data['void_runs']}; "
+          f"guests' checksum errors: {data['corrupt_lines']})")
+    print()
+    print("| case | policy | kernel | part of the tiering machinery | user CPU | system CPU |")
+    print("|---|---|---|---|---|---|")
+    for (case, policy, kernel), runs in rows(data):
+        parts = {}
+        for r in runs:
+            for part, c in r.get("cpu_parts", {}).items():
+                parts.setdefault(part, []).append((c["user_s"], c["system_s"]))
+        for part, cs in parts.items():
+            print(f"| {case} | {policy} | {kernel} | {part} | "
+                  f"{statistics.median_low([u for u, _ in cs]):.1f} s | "
+                  f"{statistics.median_low([s for _, s in cs]):.1f} s |")
+
+
+def median_run(runs):
+    key = lambda r: float("inf") if r["time_to_90_s"] is None else r["time_to_90_s"]  # noqa: E731
+    return sorted(runs, key=key)[(len(runs) - 1) // 2]
+
+
+def plot(data, out):
+    cases = sorted({r["case"] for r in data["runs"]}, key=lambda c: c != "fit")
+    fig, axes = plt.subplots(len(cases), 2, figsize=(13, 4.5 * len(cases)), squeeze=False,
+                             gridspec_kw={"width_ratios": [3, 1]})
+    for (left, right), case in zip(axes, cases):
+        names, errors = [], []
+        for (c, policy, kernel), runs in rows(data):
+            if c != case:
+                continue
+            r = median_run(runs)
+            label = f"{policy} ({kernel.split('-')[0]})"
+            t = [0] + [s["t"] for s in r["samples"]]
+            both = [sum(r["start_on_node0"]) / 2 * 100] + [s["both"] * 100 for s in r["samples"]]
+            left.plot(t, both, marker=".", label=label)
+            names.append(label)
+            errors.append(statistics.median_low([x["fairness_error"] for x in runs]) * 100)
+        left.axhline(90, color="grey", linestyle=":", linewidth=1)
+        left.set_xlabel("seconds since the policy started")
+        left.set_ylabel("apps' hot pages in DRAM (%)")
+        left.set_ylim(0, 100)
+        left.set_title(f"{case}: hot-set residency in the top tier (median run)")
+        left.legend(fontsize="small")
+        right.bar(names, errors, color="tab:red")
+        right.set_ylabel("fairness error (%), median")
+        right.set_title(f"{case}: distance from the fair share")
+        right.tick_params(axis="x", rotation=60)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    print(f"plot: {out}")
+
+
+def main():
+    results_dir = sys.argv[1]
+    data = load(results_dir)
+    json.dump(data, open(os.path.join(results_dir, "tiering-all.json"), "w"), indent=1)
+    table(data)
+    plot(data, os.path.join(results_dir, "tiering.png"))
+
+
+main()

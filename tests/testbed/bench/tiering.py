@@ -19,6 +19,8 @@ bench; and no policy starts from another's leftovers.)
   damos-hmsdk     kernel DAMON paddr schemes as SK hynix HMSDK publishes them
                   (tools/gen_migpol.py -g -m 0 1): migrate_cold on node0,
                   migrate_hot on node1
+  damos-vaddr     per-VM DAMOS (Linux 6.17+): migrate_hot/migrate_cold on
+                  each QEMU process, goals per node and memcg (PerVmDamos)
   vtierd          vtierd with its default configuration
 
 Figures per policy, placement measured by the testbed's probe (not by any
@@ -36,8 +38,21 @@ minute: 0 when the policy divides what it gives fairly. Results in
 /results/tiering.json; the host prints the table and draws tiering.png from
 it (bench/plot-tiering.py).
 
-tiering.py [MEASURE_S [POLICY ...]]
+Two cases, each with the same guests: "fit" as above; "contended", with
+DRAM_CONTENDED_MIB more of DRAM held, so that the two hot sets do not both
+fit and the fairness error means something. Each policy runs --runs times
+per case. The guests are booted once a boot: before each run every guest's
+memory goes to node1 and the idle VM's back to node0, so that every run of
+every policy starts from the same placement, which the probe checks (a
+run whose apps start with more than START_MAX of their hot pages on node0
+is void, and done again). Each finished run is kept in /results/runs/, so a
+boot the emulated host loses resumes where it stopped. The move bound: the
+apps' hot bytes off node0 at the start over what migratepages moves per
+second, measured once a boot.
+
+tiering.py [--measure S] [--runs N] [--cases fit,contended] [POLICY ...]
 """
+import argparse
 import json
 import os
 import subprocess
@@ -47,8 +62,18 @@ import time
 import testbed
 from testbed import fraction_on
 
-MEASURE_S = float(sys.argv[1]) if len(sys.argv) > 1 else 180
-POLICIES = sys.argv[2:] or ["none", "numa-balancing", "damos-hmsdk", "vtierd"]
+ARGS = argparse.ArgumentParser()
+ARGS.add_argument("--measure", type=float, default=120, help="seconds each run measures")
+ARGS.add_argument("--runs", type=int, default=3, help="runs per policy and case")
+ARGS.add_argument("--cases", default="fit,contended")
+ARGS.add_argument("policies", nargs="*")
+ARGS = ARGS.parse_args()
+MEASURE_S = ARGS.measure
+POLICIES = ARGS.policies or ["none", "numa-balancing", "damos-hmsdk", "vtierd"]
+CASES = ARGS.cases.split(",")
+DRAM_CONTENDED_MIB = 300
+START_MAX = 0.05
+RUNS_DIR = os.path.join(testbed.RESULTS, "runs")
 SAMPLE_S = 10
 ADMIN = "/sys/kernel/mm/damon/admin/kdamonds"
 
@@ -123,7 +148,7 @@ class HmsdkDamos:
         (1, "migrate_hot", 0, 5, 100, 0, 2000, "N"),
     ]
 
-    def start(self):
+    def start(self, guests):
         if int(testbed.read(f"{ADMIN}/nr_kdamonds")) != 0:
             raise RuntimeError("DAMON is in use")
         w(f"{ADMIN}/nr_kdamonds", len(self.SCHEMES))
@@ -179,8 +204,123 @@ class HmsdkDamos:
         w(f"{ADMIN}/nr_kdamonds", 0)
 
 
+class PerVmDamos:
+    """Per-VM DAMOS, the best a host admin can do with the kernel alone
+    (Linux 6.17+: migrate_hot/migrate_cold on a process's virtual address
+    space; 6.19+: quota goals per memcg and node): a kdamond per QEMU
+    process, vaddr, with the parameters of the kernel's own tiering sample
+    (samples/damon/mtier.c, damo's scripts/mem_tier.sh): intervals 5 ms /
+    100 ms tuned toward 4% observed accesses (intervals_goal), 10-1000
+    regions; migrate_hot to node0 for regions accessed at all, young pages
+    only, 200 MiB/s, until node0 is 99.7% used (and until the VM's memcg
+    holds its equal part of node0); migrate_cold to node1 for regions not
+    accessed, young pages left, while node0 has less than 0.5% free.
+    Support is read from sysfs files, not from a version: a kernel without
+    them is a clear error."""
+    NEEDED = (  # under kdamonds/0, once nr_* made the directories
+        ("contexts/0/monitoring_attrs/intervals/intervals_goal/access_bp", "intervals_goal (6.15)"),
+        ("contexts/0/schemes/0/ops_filters/0/allow", "ops_filters with allow (6.15)"),
+        ("contexts/0/schemes/0/quotas/goals/0/nid", "node quota goals (6.16)"),
+        ("contexts/0/schemes/0/quotas/goals/0/path", "memcg quota goals (6.19)"),
+        ("contexts/0/schemes/0/dests/nr_dests", "vaddr migrate_hot/cold (6.17)"),
+    )
+
+    def start(self, guests):
+        if int(testbed.read(f"{ADMIN}/nr_kdamonds")) != 0:
+            raise RuntimeError("DAMON is in use")
+        w(f"{ADMIN}/nr_kdamonds", len(guests))
+        k0 = f"{ADMIN}/0"
+        for rel in ("contexts/nr_contexts", "contexts/0/schemes/nr_schemes",
+                    "contexts/0/schemes/0/quotas/goals/nr_goals",
+                    "contexts/0/schemes/0/ops_filters/nr_filters"):
+            w(f"{k0}/{rel}", 1)
+        missing = [f"{k0}/{rel} ({why})" for rel, why in self.NEEDED
+                   if not os.path.exists(f"{k0}/{rel}")]
+        if missing:
+            w(f"{ADMIN}/nr_kdamonds", 0)
+            raise RuntimeError("this kernel's DAMON cannot tier a process: no " + ", no ".join(missing))
+        share_bp = 9970 // len(guests)
+        for k, g in enumerate(guests):
+            self.kdamond(k, g.pid, memcg_of(g.pid), share_bp)
+        for k in range(len(guests)):
+            w(f"{ADMIN}/{k}/state", "on")
+        self.pids = [int(testbed.read(f"{ADMIN}/{k}/pid")) for k in range(len(guests))]
+        return self
+
+    def kdamond(self, k, pid, memcg, share_bp):
+        c = f"{ADMIN}/{k}/contexts"
+        w(f"{c}/nr_contexts", 1)
+        c += "/0"
+        w(f"{c}/operations", "vaddr")
+        iv = f"{c}/monitoring_attrs/intervals"
+        for f, v in (("sample_us", 5000), ("aggr_us", 100000), ("update_us", 60000000),
+                     ("intervals_goal/access_bp", 400), ("intervals_goal/aggrs", 3),
+                     ("intervals_goal/min_sample_us", 5000),
+                     ("intervals_goal/max_sample_us", 10000000)):
+            w(f"{iv}/{f}", v)
+        w(f"{c}/monitoring_attrs/nr_regions/min", 10)
+        w(f"{c}/monitoring_attrs/nr_regions/max", 1000)
+        w(f"{c}/targets/nr_targets", 1)
+        w(f"{c}/targets/0/pid_target", pid)
+        w(f"{c}/schemes/nr_schemes", 2)
+        hot_goals = [("node_mem_used_bp", 9970, None)]
+        if memcg:
+            hot_goals.append(("node_memcg_used_bp", share_bp, memcg))
+        self.scheme(f"{c}/schemes/0", "migrate_hot", 0, (1, 2**32 - 1), hot_goals, "Y")
+        self.scheme(f"{c}/schemes/1", "migrate_cold", 1, (0, 0), [("node_mem_free_bp", 50, None)],
+                    "N")
+
+    @staticmethod
+    def scheme(s, action, node, accesses, goals, allow_young):
+        w(f"{s}/action", action)
+        w(f"{s}/target_nid", node)
+        w(f"{s}/apply_interval_us", 1000000)
+        ap = f"{s}/access_pattern"
+        for f, v in (("sz/min", 4096), ("sz/max", 2**64 - 1), ("nr_accesses/min", accesses[0]),
+                     ("nr_accesses/max", accesses[1]), ("age/min", 0), ("age/max", 2**32 - 1)):
+            w(f"{ap}/{f}", v)
+        q = f"{s}/quotas"
+        for f, v in (("ms", 0), ("bytes", 200 << 20), ("reset_interval_ms", 1000),
+                     ("weights/sz_permil", 0), ("weights/nr_accesses_permil", 100),
+                     ("weights/age_permil", 100)):
+            w(f"{q}/{f}", v)
+        w(f"{q}/goals/nr_goals", len(goals))
+        for i, (metric, target, path) in enumerate(goals):
+            w(f"{q}/goals/{i}/target_metric", metric)
+            w(f"{q}/goals/{i}/nid", 0)
+            if path:
+                w(f"{q}/goals/{i}/path", path)
+            w(f"{q}/goals/{i}/target_value", target)
+        f = f"{s}/ops_filters"
+        w(f"{f}/nr_filters", 1)
+        w(f"{f}/0/type", "young")
+        w(f"{f}/0/matching", "Y")
+        w(f"{f}/0/allow", allow_young)
+        w(f"{s}/dests/nr_dests", 1)
+        w(f"{s}/dests/0/id", node)
+        w(f"{s}/dests/0/weight", 1)
+
+    def cpu(self):
+        return parts_cpu({"kdamonds": [f"/proc/{p}/stat" for p in self.pids]})
+
+    def stop(self):
+        for k in range(int(testbed.read(f"{ADMIN}/nr_kdamonds"))):
+            if testbed.read(f"{ADMIN}/{k}/state").strip() == "on":
+                w(f"{ADMIN}/{k}/state", "off")
+        w(f"{ADMIN}/nr_kdamonds", 0)
+
+
+def memcg_of(pid):
+    """The process's cgroup (v2) path, or None at the root."""
+    for line in testbed.read(f"/proc/{pid}/cgroup", "").splitlines():
+        if line.startswith("0::"):
+            path = line[3:].strip()
+            return path if path not in ("", "/") else None
+    return None
+
+
 class NumaBalancing:
-    def start(self):
+    def start(self, guests):
         w("/sys/kernel/mm/numa/demotion_enabled", "true")
         w("/proc/sys/kernel/numa_balancing", 2)
         return self
@@ -194,7 +334,7 @@ class NumaBalancing:
 
 
 class Nothing:
-    def start(self):
+    def start(self, guests):
         return self
 
     def cpu(self):
@@ -205,7 +345,7 @@ class Nothing:
 
 
 class WithVtierd:
-    def start(self):
+    def start(self, guests):
         self.vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n").start()
         return self
 
@@ -236,7 +376,7 @@ class WithVtierd:
 
 
 RUNNERS = {"none": Nothing, "numa-balancing": NumaBalancing, "damos-hmsdk": HmsdkDamos,
-           "vtierd": WithVtierd}
+           "damos-vaddr": PerVmDamos, "vtierd": WithVtierd}
 
 
 def fair_shares(capacity, demands):
@@ -257,14 +397,13 @@ def fair_shares(capacity, demands):
     return shares
 
 
-def run_policy(name, guests, apps, demands):
+def run_policy(name, guests, apps, demands, start_frac):
     gone = [g.name for g in guests if not g.alive()]
     if gone:
         raise RuntimeError(f"guest(s) {', '.join(gone)} gone before the policy started")
-    start_frac = [fraction_on(g.placement("hot"), 0) for g in apps]
     runner = RUNNERS[name]()
     v0, t0 = vmstat(), time.monotonic()
-    runner.start()
+    runner.start(guests)
     try:
         return measure(name, runner, guests, apps, demands, start_frac, v0, t0)
     finally:
@@ -326,57 +465,128 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
 def boot_guests(guests):
     """idle fills DRAM, then a and b land on the slow node; one at a time."""
     for name, size, hot in (("idle", 560, 8), ("a", 300, 160), ("b", 300, 160)):
-        guests.append(testbed.Guest.start(name, size=size, hot=hot, verify=120))
+        # A cgroup each (all nodes allowed), as libvirt gives a VM: per-VM
+        # DAMOS sets its goals per memcg.
+        guests.append(testbed.Guest.start(name, size=size, hot=hot, verify=120, cpuset_mems="0-1"))
         guests[-1].wait_ready()
+
+
+def migratepages(pid, src, dst):
+    subprocess.run(["migratepages", str(pid), str(src), str(dst)], check=False)
+
+
+def reset_placement(guests):
+    """Every run's start: all of every guest on node1, then the idle VM's
+    memory back on node0 as far as it fits (as when it was booted first)."""
+    for g in guests:
+        migratepages(g.pid, 0, 1)
+    migratepages(guests[0].pid, 1, 0)
+
+
+def move_rate_mib_s():
+    """What migratepages moves per second, node1 to node0, here and now:
+    128 MiB a process touched on node1, timed while it moves."""
+    code = ("import mmap, sys\n"
+            "m = mmap.mmap(-1, 128 << 20)\n"
+            "for i in range(0, 128 << 20, 4096): m[i] = 1\n"
+            "print('ready', flush=True)\n"
+            "sys.stdin.readline()\n")
+    p = subprocess.Popen(["numactl", "--membind=1", "python3", "-c", code], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        if p.stdout.readline().strip() != "ready":
+            raise RuntimeError("the move-rate probe did not start")
+        t = time.monotonic()
+        migratepages(p.pid, 1, 0)
+        return 128 / max(time.monotonic() - t, 1e-3)
+    finally:
+        p.kill()
+        p.wait()
+
+
+def run_path(case, name, i):
+    return os.path.join(RUNS_DIR, f"{case}.{name}.{i}.json")
+
+
+def one_run(case, name, i, guests, rate):
+    apps = guests[1:]
+    demands = [len(g.hvas("hot")) * 4096 / 2**20 for g in apps]
+    reset_placement(guests)
+    start = [fraction_on(g.placement("hot"), 0) for g in apps]
+    if max(start) > START_MAX:
+        raise RuntimeError(f"void start: apps' hot pages {[f'{f:.1%}' for f in start]} on node0 "
+                           f"after the reset (at most {START_MAX:.0%})")
+    off_mib = sum((1 - f) * d for f, d in zip(start, demands))
+    r = run_policy(name, guests, apps, demands, start)
+    r.update({"case": case, "run": i, "kernel": os.uname().release, "app_hot_mib": demands,
+              "move_rate_mib_s": round(rate, 1), "move_bound_s": round(off_mib / rate, 1),
+              "hot_off_node0_mib": round(off_mib, 1),
+              "migrated_over_needed": round(r["migrated_mib"] / off_mib, 2) if off_mib else None})
+    return r
 
 
 def main():
     for f, v in (("/proc/sys/kernel/numa_balancing", 0), ("/sys/kernel/mm/numa/demotion_enabled", "false")):
         w(f, v)
+    os.makedirs(RUNS_DIR, exist_ok=True)
     free0 = testbed.node_free_mib(0)
     held = testbed.hold_dram(700)
-    dram_for_guests = free0 - held
-    results = {"measure_s": MEASURE_S, "dram_for_guests_mib": dram_for_guests, "policies": []}
-    corrupt = []
-    for name in POLICIES:
-        print(f"== {name}", flush=True)
-        for attempt in (1, 2, 3):
-            guests, r = [], None
-            try:
-                boot_guests(guests)
-                apps = guests[1:]
-                # The apps' demand: their hot sets (the probe's truth).
-                demands = [len(g.hvas("hot")) * 4096 / 2**20 for g in apps]
-                results["app_hot_mib"] = demands
-                r = run_policy(name, guests, apps, demands)
-            except Exception as e:  # noqa: BLE001
-                gone = [g for g in guests if not g.alive()]
-                if not gone:
-                    raise
-                for g in gone:
-                    print(f"  {name}: guest {g.name} vanished ({e}): {g.how_it_ended()}", flush=True)
-                print(f"  {name}: again with fresh guests (attempt {attempt + 1})", flush=True)
-                r = None
-            corrupt += [ln for g in guests for ln in g.workload_lines() if "CORRUPT" in ln]
+    rate = move_rate_mib_s()
+    print(f"migratepages moves {rate:.0f} MiB/s node1 -> node0 here", flush=True)
+    todo = [(c, p, i) for c in CASES for i in range(ARGS.runs) for p in POLICIES
+            if not os.path.exists(run_path(c, p, i))]
+    guests, extra, corrupt, voids = [], None, [], 0
+    for case, name, i in todo:
+        if case == "contended" and extra is None:
             for g in guests:
-                g.stop()
-            if r:
-                results["policies"].append(r)
+                migratepages(g.pid, 0, 1)
+            extra = testbed.hold_node0(DRAM_CONTENDED_MIB)
+        elif case != "contended" and extra is not None:
+            extra.kill(), extra.wait()
+            extra = None
+        print(f"== {case} {name} run {i + 1}", flush=True)
+        for attempt in (1, 2, 3):
+            try:
+                if not guests or not all(g.alive() for g in guests):
+                    for g in guests:
+                        corrupt += [ln for ln in g.workload_lines() if "CORRUPT" in ln]
+                        g.stop()
+                    guests = []
+                    boot_guests(guests)
+                r = one_run(case, name, i, guests, rate)
+                r["dram_for_guests_mib"] = free0 - held - (DRAM_CONTENDED_MIB if extra else 0)
+                r["corrupt_lines"] = len(corrupt) + sum(
+                    1 for g in guests for ln in g.workload_lines() if "CORRUPT" in ln)
+                with open(run_path(case, name, i), "w") as f:
+                    json.dump(r, f, indent=1)
+                print(f"  {case} {name} run {i + 1}: {r['final_on_node0']:.1%} after {MEASURE_S:.0f} s, "
+                      f"90% at {r['time_to_90_s']} s (bound {r['move_bound_s']} s), "
+                      f"{r['migrated_mib']:.0f} MiB migrated, {r['cpu_s']:.1f} CPU s, "
+                      f"fairness error {r['fairness_error']:.1%}", flush=True)
                 break
-        with open(os.path.join(testbed.RESULTS, "tiering.json"), "w") as f:
-            json.dump(results, f, indent=1)
-
-    results["corrupt_lines"] = len(corrupt)
+            except RuntimeError as e:
+                gone = [g for g in guests if not g.alive()]
+                for g in gone:
+                    print(f"  guest {g.name} vanished: {g.how_it_ended()}", flush=True)
+                if not gone and "void start" not in str(e):
+                    raise
+                voids += 1
+                print(f"  {case} {name} run {i + 1}: void ({e}); again (attempt {attempt + 1})",
+                      flush=True)
+    for g in guests:
+        corrupt += [ln for ln in g.workload_lines() if "CORRUPT" in ln]
+        g.stop()
+    runs = [json.load(open(os.path.join(RUNS_DIR, f))) for f in sorted(os.listdir(RUNS_DIR))]
+    results = {"measure_s": MEASURE_S, "runs": runs, "void_runs": voids,
+               "corrupt_lines": max([len(corrupt)] + [r.get("corrupt_lines", 0) for r in runs])}
     with open(os.path.join(testbed.RESULTS, "tiering.json"), "w") as f:
         json.dump(results, f, indent=1)
-
     # The table and the plot are plot-tiering.py's, on the host, from tiering.json.
-    for r in results["policies"]:
-        print(f"{r['policy']}: {r['final_on_node0']:.1%} of the apps' hot pages on node0 after "
-              f"{MEASURE_S:.0f} s, 90% at {r['time_to_90_s']} s, {r['migrated_mib']:.0f} MiB migrated, "
-              f"{r['cpu_s']:.1f} CPU s", flush=True)
     print(f"checksum errors: {len(corrupt)}", flush=True)
-    testbed.check(len(results["policies"]) == len(POLICIES), "every policy ran")
+    missing = [run_path(c, p, i) for c in CASES for i in range(ARGS.runs) for p in POLICIES
+               if not os.path.exists(run_path(c, p, i))]
+    testbed.check(not missing, f"every policy ran {ARGS.runs} times per case"
+                  + (f" (missing: {', '.join(os.path.basename(m) for m in missing)})" if missing else ""))
     testbed.check(not corrupt, "every guest's checksums held")
     testbed.finish()
 

@@ -254,6 +254,21 @@ def watermark_mib(node, *names):
     return pages * 4096 // 2**20
 
 
+def hold_node0(mib):
+    """A process bound to node0 holding `mib` of it, mlocked (kill it to
+    give the memory back)."""
+    code = ("import mmap, signal, sys\n"
+            f"m = mmap.mmap(-1, {mib} << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x2000)\n"
+            f"for i in range(0, {mib} << 20, 4096): m[i] = 1\n"
+            "print('held', flush=True)\n"
+            "signal.pause()\n")
+    p = subprocess.Popen(["numactl", "--membind=0", "python3", "-c", code], stdout=subprocess.PIPE,
+                         text=True)
+    if p.stdout.readline().strip() != "held":
+        raise RuntimeError(f"could not hold {mib} MiB of node0")
+    return p
+
+
 def hold_dram(leave_mib):
     """Makes the DRAM node smaller, as other host processes would: a process
     bound to node0 holds (mlocked) all of node0's free memory but
@@ -267,15 +282,7 @@ def hold_dram(leave_mib):
     held = node_free_mib(0) - leave_mib
     if held <= 0:
         return 0
-    code = ("import mmap, signal, sys\n"
-            f"m = mmap.mmap(-1, {held} << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x2000)\n"
-            f"for i in range(0, {held} << 20, 4096): m[i] = 1\n"
-            "print('held', flush=True)\n"
-            "signal.pause()\n")
-    p = subprocess.Popen(["numactl", "--membind=0", "python3", "-c", code], stdout=subprocess.PIPE,
-                         text=True)
-    if p.stdout.readline().strip() != "held":
-        raise RuntimeError("could not hold DRAM")
+    hold_node0(held)
     log(f"holding {held} MiB of node0, {node_free_mib(0)} MiB left free")
     return held
 
