@@ -20,6 +20,9 @@ import tbprobe
 RUN = "/run/tb"
 L2_INITRD = "/usr/lib/vtier-testbed/l2/initrd.cpio.gz"
 RESULTS = "/results"
+# The L2 guests' -cpu (the runner's VTIER_TESTBED_L2_CPU; default host).
+L2_CPU = (open("/mnt/job/l2_cpu").read().strip() if os.path.exists("/mnt/job/l2_cpu") else "") \
+    or "host"
 # An L2 guest on trixie's kernel and busybox needs ~120 MiB beyond its
 # workload, and its memmap and page tables grow with it (a 2 GiB workload in
 # 2208 MiB was OOM-killed).
@@ -396,7 +399,7 @@ class Guest:
         if net:
             initrd = nic_initrd(name)
             append = f" vtnet={net}" + (f" vtping={ping}" if ping else "")
-        cmd += [qemu, "-name", name, "-accel", "kvm", "-cpu", "host",
+        cmd += [qemu, "-name", name, "-accel", "kvm", "-cpu", L2_CPU,
                 "-smp", "1", "-m", f"{mem}M", "-object", backend_obj,
                 "-machine", "q35,memory-backend=ram0",
                 "-kernel", kernel, "-initrd", initrd,
@@ -821,7 +824,7 @@ class LibvirtGuest(Guest):
 {cpu}
   <os><type arch='x86_64' machine='q35'>hvm</type><kernel>{kernel}</kernel><initrd>{initrd}</initrd>
     <cmdline>console=ttyS0 quiet panic=-1 mitigations=off vtwl={wl}</cmdline></os>
-  <on_poweroff>destroy</on_poweroff>
+{clock}  <on_poweroff>destroy</on_poweroff>
   <on_reboot>destroy</on_reboot>
   <on_crash>destroy</on_crash>
   <devices>
@@ -839,7 +842,10 @@ class LibvirtGuest(Guest):
     @classmethod
     def _xml(cls, g, mem, wl, cpu, metadata=""):
         from xml.sax.saxutils import escape
-        return cls.XML.format(name=escape(g.name), metadata=metadata, mem=mem, cpu=cpu,
+        # VTIER_TESTBED_L2_CPU's kvmclock=off, as libvirt says it.
+        clock = ("  <clock offset='utc'><timer name='kvmclock' present='no'/></clock>\n"
+                 if re.search(r"kvmclock=off|-kvmclock", L2_CPU) else "")
+        return cls.XML.format(name=escape(g.name), metadata=metadata, mem=mem, cpu=cpu, clock=clock,
                               kernel=sorted(glob.glob("/boot/vmlinuz-*"))[-1], initrd=L2_INITRD,
                               wl=",".join(f"{k}={v}" for k, v in wl.items()),
                               log=escape(g.log_path, {"'": "&apos;"}))
