@@ -528,6 +528,13 @@ def one_run(case, name, i, guests, rate):
 def main():
     for f, v in (("/proc/sys/kernel/numa_balancing", 0), ("/sys/kernel/mm/numa/demotion_enabled", "false")):
         w(f, v)
+    # DAMON_STAT (7.x, on from boot) holds DAMON exclusively: sysfs kdamonds,
+    # per-VM DAMOS's and vtierd's, would get EBUSY. An admin who tiers with
+    # DAMON turns it off, for every row alike.
+    stat = "/sys/module/damon_stat/parameters/enabled"
+    if testbed.read(stat, "N").strip() == "Y":
+        w(stat, "N")
+        print("DAMON_STAT turned off (it holds DAMON exclusively)", flush=True)
     os.makedirs(RUNS_DIR, exist_ok=True)
     free0 = testbed.node_free_mib(0)
     held = testbed.hold_dram(700)
