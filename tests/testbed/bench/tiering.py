@@ -1,17 +1,13 @@
 #!/usr/bin/python3
-"""make bench: four ways of tiering the same guests, side by side.
+"""make bench: five ways of tiering the same guests, side by side.
 
-For each policy (make bench gives each a boot of its own) the same three
-guests, booted afresh
-one after the other: "idle" (560 MiB, 8 MiB hot) fills DRAM; "a" and "b"
-(300 MiB each, a 160 MiB hot set each) land on the slow node. Once the idle
-VM's cold memory leaves it, DRAM can hold both hot sets with room to spare
-(with the guests' own kernels, whose memory is in use too), so a policy can
-reach 100% and "time to 90%" measures how fast it gets there. (Contention, where not every hot page fits, is the fairness
-scenario's: make check.) Then the policy runs for MEASURE_S seconds. (Fresh
-guests rather than moving the old ones back: a guest that vanishes under
-nested TCG costs one policy's run, which is done again, not the whole
-bench; and no policy starts from another's leftovers.)
+The same three guests for every policy, booted one after the other:
+"idle" (560 MiB, 8 MiB hot) fills DRAM; "a" and "b" (300 MiB each, a 160
+MiB hot set each) land on the slow node. Once the idle VM's cold memory
+leaves it, DRAM can hold both hot sets with room to spare (with the
+guests' own kernels, whose memory is in use too), so a policy can reach
+100% and "time to 90%" measures how fast it gets there. Then the policy
+runs for --measure seconds.
 
   none            nothing moves pages
   numa-balancing  Linux NUMA balancing in tiering mode (numa_balancing=2)

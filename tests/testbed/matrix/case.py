@@ -1,5 +1,4 @@
 #!/usr/bin/python3
-# testbed: one-cpu
 """One case of the pressure matrix, in L1:
 
     tests/testbed/run --out DIR tests/testbed/matrix/case.py CASE-ID
