@@ -131,7 +131,28 @@ def node_ranges(node):
     return ranges
 
 
-class HmsdkDamos:
+def free_kdamonds():
+    """Every sysfs kdamond off (those still on), then none: how each DAMON
+    policy, and vtierd's left slots, make way for the next run."""
+    if not os.path.exists(f"{ADMIN}/nr_kdamonds"):
+        return
+    for k in range(int(testbed.read(f"{ADMIN}/nr_kdamonds"))):
+        if testbed.read(f"{ADMIN}/{k}/state").strip() == "on":
+            w(f"{ADMIN}/{k}/state", "off")
+    w(f"{ADMIN}/nr_kdamonds", 0)
+
+
+class KernelDamos:
+    """What the kernel's own DAMOS policies share: their kdamonds' CPU,
+    and their stop."""
+    def cpu(self):
+        return parts_cpu({"kdamonds": [f"/proc/{p}/stat" for p in self.pids]})
+
+    def stop(self):
+        free_kdamonds()
+
+
+class HmsdkDamos(KernelDamos):
     """HMSDK's migration policy (gen_migpol.py -g -m 0 1) in DAMON sysfs:
     per source node a kdamond on its physical memory; intervals 100 ms /
     2 s / 20 s, 100-10000 regions; node0: migrate_cold to 1 for regions
@@ -191,16 +212,7 @@ class HmsdkDamos:
         self.pids = [int(testbed.read(f"{ADMIN}/{k}/pid")) for k in range(len(self.SCHEMES))]
         return self
 
-    def cpu(self):
-        return parts_cpu({"kdamonds": [f"/proc/{p}/stat" for p in self.pids]})
-
-    def stop(self):
-        for k in range(len(self.SCHEMES)):
-            w(f"{ADMIN}/{k}/state", "off")
-        w(f"{ADMIN}/nr_kdamonds", 0)
-
-
-class PerVmDamos:
+class PerVmDamos(KernelDamos):
     """Per-VM DAMOS, the best a host admin can do with the kernel alone
     (Linux 6.17+: migrate_hot/migrate_cold on a process's virtual address
     space; 6.19+: quota goals per memcg and node): a kdamond per QEMU
@@ -296,16 +308,6 @@ class PerVmDamos:
         w(f"{s}/dests/0/id", node)
         w(f"{s}/dests/0/weight", 1)
 
-    def cpu(self):
-        return parts_cpu({"kdamonds": [f"/proc/{p}/stat" for p in self.pids]})
-
-    def stop(self):
-        for k in range(int(testbed.read(f"{ADMIN}/nr_kdamonds"))):
-            if testbed.read(f"{ADMIN}/{k}/state").strip() == "on":
-                w(f"{ADMIN}/{k}/state", "off")
-        w(f"{ADMIN}/nr_kdamonds", 0)
-
-
 def memcg_of(pid):
     """The process's cgroup (v2) path, or None at the root."""
     for line in testbed.read(f"/proc/{pid}/cgroup", "").splitlines():
@@ -365,10 +367,7 @@ class WithVtierd:
     def stop(self):
         self.vtierd.stop()
         # vtierd leaves its kdamonds' slots for its next start; free them.
-        if os.path.exists(f"{ADMIN}/nr_kdamonds"):
-            for k in range(int(testbed.read(f"{ADMIN}/nr_kdamonds"))):
-                w(f"{ADMIN}/{k}/state", "off")
-            w(f"{ADMIN}/nr_kdamonds", 0)
+        free_kdamonds()
 
 
 RUNNERS = {"none": Nothing, "numa-balancing": NumaBalancing, "damos-hmsdk": HmsdkDamos,
@@ -524,13 +523,6 @@ def one_run(case, name, i, guests, rate):
 def main():
     for f, v in (("/proc/sys/kernel/numa_balancing", 0), ("/sys/kernel/mm/numa/demotion_enabled", "false")):
         w(f, v)
-    # DAMON_STAT (7.x, on from boot) holds DAMON exclusively: sysfs kdamonds,
-    # per-VM DAMOS's and vtierd's, would get EBUSY. An admin who tiers with
-    # DAMON turns it off, for every row alike.
-    stat = "/sys/module/damon_stat/parameters/enabled"
-    if testbed.read(stat, "N").strip() == "Y":
-        w(stat, "N")
-        print("DAMON_STAT turned off (it holds DAMON exclusively)", flush=True)
     os.makedirs(RUNS_DIR, exist_ok=True)
     free0 = testbed.node_free_mib(0)
     held = testbed.hold_dram(700)
