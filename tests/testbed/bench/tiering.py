@@ -151,6 +151,44 @@ class KernelDamos:
     def stop(self):
         free_kdamonds()
 
+    def report(self):
+        """Per scheme, what DAMOS did so far and why: bytes tried and
+        applied, quota exceeded, its effective quota and each goal's
+        current value (the kernel fills these on request)."""
+        lines = []
+        for k in range(len(self.pids)):
+            try:
+                w(f"{ADMIN}/{k}/state", "update_schemes_stats")
+                w(f"{ADMIN}/{k}/state", "update_schemes_effective_quotas")
+            except OSError as e:
+                lines.append(f"kdamond {k}: {e}")
+                continue
+            iv = f"{ADMIN}/{k}/contexts/0/monitoring_attrs/intervals"
+            if os.path.exists(f"{iv}/intervals_goal"):
+                try:  # what intervals_goal made of them (6.15+)
+                    w(f"{ADMIN}/{k}/state", "update_tuned_intervals")
+                except OSError:
+                    pass
+            lines.append(f"kdamond {k}: sample {testbed.read(f'{iv}/sample_us', '?').strip()} us, "
+                         f"aggr {testbed.read(f'{iv}/aggr_us', '?').strip()} us")
+            s = f"{ADMIN}/{k}/contexts/0/schemes"
+            for i in range(int(testbed.read(f"{s}/nr_schemes"))):
+                st = {f: testbed.read(f"{s}/{i}/stats/{f}", "?").strip()
+                      for f in ("sz_tried", "sz_applied", "qt_exceeds")}
+                q = f"{s}/{i}/quotas"
+                goals = []
+                gdir = f"{q}/goals"
+                for g in range(int(testbed.read(f"{gdir}/nr_goals", "0"))):
+                    goals.append(f"{testbed.read(f'{gdir}/{g}/target_metric', '?').strip()} "
+                                 f"{testbed.read(f'{gdir}/{g}/current_value', '?').strip()}"
+                                 f"/{testbed.read(f'{gdir}/{g}/target_value', '?').strip()}")
+                lines.append(f"kdamond {k} scheme {i} {testbed.read(f'{s}/{i}/action', '?').strip()}: "
+                             f"tried {st['sz_tried']} applied {st['sz_applied']} "
+                             f"quota exceeded {st['qt_exceeds']} effective "
+                             f"{testbed.read(f'{q}/effective_bytes', '?').strip()} "
+                             f"goals {', '.join(goals) or '-'}")
+        return lines
+
 
 class HmsdkDamos(KernelDamos):
     """HMSDK's migration policy (gen_migpol.py -g -m 0 1) in DAMON sysfs:
@@ -434,6 +472,8 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         if when90 is None and both >= 0.9:
             when90 = round(t, 1)
         print(f"  {name} +{t:.0f} s: a {fr[0]:.1%} b {fr[1]:.1%} of hot pages on node0", flush=True)
+        for line in (runner.report() if hasattr(runner, "report") else []):
+            print(f"    {line}", flush=True)
     cpu_s = sum(u + s for u, s in cpu_parts.values())
     v1 = vmstat()
     idle_cold_node1 = fraction_on(guests[0].placement("cold"), 1)
