@@ -229,3 +229,24 @@ vt_access_target_kdamond (VtAccessTarget *t)
 {
   return t->sampler ? 0 : vt_damon_get_kdamond_pid (t->access->damon, t->key);
 }
+
+const char *
+vt_access_target_tiering_unsupported (VtAccessTarget *t)
+{
+  if (t->sampler)
+    return "its heat comes from vtierd's own page sampler, not from DAMON";
+  return vt_damon_tiering_unsupported (t->access->damon);
+}
+
+gboolean
+vt_access_target_set_tiering (VtAccessTarget *t, const VtDamosTiering *spec, GError **error)
+{
+  if (t->sampler) {
+    if (!spec)
+      return TRUE;
+    g_set_error_literal (error, VT_ERROR, VT_ERROR_UNSUPPORTED,
+                         vt_access_target_tiering_unsupported (t));
+    return FALSE;
+  }
+  return vt_damon_set_tiering (t->access->damon, t->key, spec, error);
+}

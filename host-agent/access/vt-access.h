@@ -56,5 +56,12 @@ void vt_access_target_set_intervals_async (VtAccessTarget *target, guint64 sampl
 gboolean vt_access_target_set_intervals_finish (GAsyncResult *result, GError **error);
 /* The kdamond thread of a damon target, else 0 (CPU accounting). */
 GPid vt_access_target_kdamond (VtAccessTarget *target);
+/* Why the kernel cannot move this target's memory (its heat does not come
+ * from DAMON, or the kernel's DAMOS lacks what it needs), or NULL. */
+const char *vt_access_target_tiering_unsupported (VtAccessTarget *target);
+/* The kernel moves its memory as `spec` says (vt-damos-tiering.h); NULL:
+ * no more. */
+gboolean vt_access_target_set_tiering (VtAccessTarget *target, const VtDamosTiering *spec,
+                                       GError **error);
 
 G_END_DECLS

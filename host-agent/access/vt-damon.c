@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "access/vt-damon-commit.h"
+#include "access/vt-damos-tiering.h"
 #include "common/vt-error.h"
 #include "common/vt-process.h"
 #include "common/vt-task.h"
@@ -51,6 +52,7 @@ typedef struct {
   guint64 sample_us, aggr_us;      /* the intervals it asks for */
   guint min_nr_regions, max_nr_regions;
   guint64 since;         /* the commit that gave it its index */
+  VtDamosTiering *tiering; /* the kernel moves its memory (vt-damos-tiering.h), or NULL */
 } Target;
 
 /* Intervals a requested commit brings. */
@@ -66,6 +68,7 @@ typedef struct {
   guint64 requested;     /* the newest content handed to the commit worker */
   guint64 committed;     /* the newest content the kernel took */
   GArray *pending;       /* Pending, oldest first */
+  guint nr_schemes;      /* in the content last written or handed over */
 } DamonSlot;
 
 /* The lines of one kdamond's snapshot received so far. */
@@ -87,6 +90,8 @@ struct _VtDamon {
   VtDamonCommits *commits; /* commits to running kdamonds, off the main loop */
   GCancellable *cancel;    /* cancelled when vtierd stops DAMON */
   guint64 generation;      /* the last slot content numbered */
+  VtDamosFeatures damos;   /* what its DAMOS has beyond tiering's needs */
+  char *damos_unsupported; /* why the kernel cannot tier a VM, or NULL */
 
   gboolean instance_ready;
   gboolean event_enabled;
@@ -503,6 +508,12 @@ vt_damon_new (const char *sysfs_root, const char *state_dir, guint n_slots,
   if (!claim_slots (damon, n_slots, error) || !check_vaddr_operations (damon, error) ||
       !open_trace (damon, error))
     return NULL;
+  /* Whether the kernel can also move a VM's memory (every slot is stopped
+   * now): not needed for monitoring, so only noted. */
+  g_autofree char *slot0 = slot_path (damon, 0, NULL);
+  g_autoptr (GError) damos_error = NULL;
+  if (!vt_damos_probe (slot0, &damon->damos, &damos_error))
+    damon->damos_unsupported = g_strdup (damos_error->message);
   return g_steal_pointer (&damon);
 }
 
@@ -533,6 +544,7 @@ vt_damon_free (VtDamon *damon)
     g_string_free (damon->pending, TRUE);
   g_clear_pointer (&damon->assemblies, g_hash_table_unref);
   g_free (damon->state_file);
+  g_free (damon->damos_unsupported);
   g_free (damon->root);
   g_free (damon);
 }
@@ -544,6 +556,7 @@ target_free (gpointer data)
 {
   Target *t = data;
   g_array_unref (t->ranges);
+  vt_damos_tiering_free (t->tiering);
   g_free (t);
 }
 
@@ -590,6 +603,7 @@ park_target (Target *t)
   VtAddrRange park = { PARK_START, PARK_START + PARK_SIZE };
   t->key = NULL;
   t->process = (VtProcess) { getpid (), 0 };
+  g_clear_pointer (&t->tiering, vt_damos_tiering_free);
   g_array_set_size (t->ranges, 0);
   g_array_append_val (t->ranges, park);
 }
@@ -649,7 +663,7 @@ slot_wanted (const DamonSlot *slot, guint64 *sample_us, guint64 *aggr_us, guint 
  * `whole`: from nr_contexts down (a stopped kdamond); else from the
  * intervals down (a commit: the context directory stays). */
 static GPtrArray *
-slot_files (const DamonSlot *slot, gboolean whole)
+slot_files (const VtDamon *damon, DamonSlot *slot, gboolean whole)
 {
   GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
   guint64 sample_us, aggr_us;
@@ -688,6 +702,25 @@ slot_files (const DamonSlot *slot, gboolean whole)
       add_u64 (files, g_strdup_printf (CTX "targets/%u/regions/%u/start", i, r), range->start);
       add_u64 (files, g_strdup_printf (CTX "targets/%u/regions/%u/end", i, r), range->end);
     }
+  }
+  /* The VMs the kernel tiers: two schemes each, kept to their target.
+   * Where there are or were some, and on a stopped kdamond of a kernel
+   * that can (one vtierd left behind may have some): kernels and trees
+   * without schemes are left as they are. */
+  guint nr_schemes = 0;
+  for (guint i = 0; i < slot->targets->len; i++) {
+    const Target *t = slot->targets->pdata[i];
+    nr_schemes += target_is_live (t) && t->tiering ? 2 : 0;
+  }
+  if (nr_schemes > 0 || slot->nr_schemes > 0 || (whole && !damon->damos_unsupported))
+    add_u64 (files, g_strdup (CTX "schemes/nr_schemes"), nr_schemes);
+  slot->nr_schemes = nr_schemes;
+  for (guint i = 0, s = 0; i < slot->targets->len; i++) {
+    const Target *t = slot->targets->pdata[i];
+    if (!target_is_live (t) || !t->tiering)
+      continue;
+    vt_damos_tiering_files (files, s, i, t->tiering, &damon->damos, sample_us, aggr_us);
+    s += 2;
   }
   return files;
 }
@@ -746,7 +779,7 @@ start_slot (VtDamon *damon, guint index, GError **error)
   if (slot->targets->len == 0)
     return TRUE;
 
-  g_autoptr (GPtrArray) files = slot_files (slot, TRUE);
+  g_autoptr (GPtrArray) files = slot_files (damon, slot, TRUE);
   for (guint i = 0; i + 1 < files->len; i += 2)
     if (!slot_write (damon, index, files->pdata[i], files->pdata[i + 1], error))
       return FALSE;
@@ -776,7 +809,7 @@ request_commit (VtDamon *damon, guint index, GTask *waiter)
   DamonSlot *slot = &damon->slots[index];
   /* A pid that names another process now is not handed to the kernel. */
   park_gone_targets (damon, slot);
-  g_autoptr (GPtrArray) files = slot_files (slot, FALSE);
+  g_autoptr (GPtrArray) files = slot_files (damon, slot, FALSE);
   g_autofree char *dir = slot_path (damon, index, NULL);
   Pending pending = { .generation = ++damon->generation };
   slot_wanted (slot, &pending.sample_us, &pending.aggr_us, NULL, NULL);
@@ -863,6 +896,26 @@ on_commit_done (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer us
         stop_slot (damon, data->slot);
         finish_waiter (data->waiter, NULL);
         return;
+      }
+      request_commit (damon, data->slot, data->waiter);
+      return;
+    }
+    /* Schemes the kernel refused take the monitoring down with them:
+     * every later commit of the slot would fail too. The kernel engine is
+     * then off for every VM (the caller sees why and moves them itself),
+     * and the slot's monitoring goes again without them. */
+    if (slot->nr_schemes > 0) {
+      g_warning ("%s; DAMOS schemes are off from now on", error->message);
+      g_free (damon->damos_unsupported);
+      damon->damos_unsupported = g_strdup_printf ("a commit of DAMOS schemes failed: %s",
+                                                  error->message);
+      for (guint s = 0; s < damon->n_slots; s++) {
+        DamonSlot *other = &damon->slots[s];
+        for (guint i = 0; i < other->targets->len; i++)
+          g_clear_pointer (&((Target *) other->targets->pdata[i])->tiering,
+                           vt_damos_tiering_free);
+        if (s != data->slot && other->running && other->nr_schemes > 0)
+          request_commit (damon, s, NULL);
       }
       request_commit (damon, data->slot, data->waiter);
       return;
@@ -1340,4 +1393,38 @@ on_trace_readable (gint fd, G_GNUC_UNUSED GIOCondition condition, gpointer user_
     return G_SOURCE_REMOVE;
   }
   return G_SOURCE_CONTINUE;
+}
+
+const char *
+vt_damon_tiering_unsupported (VtDamon *damon)
+{
+  g_return_val_if_fail (damon != NULL, NULL);
+  return damon->damos_unsupported;
+}
+
+gboolean
+vt_damon_set_tiering (VtDamon *damon, gpointer target_key, const VtDamosTiering *spec,
+                      GError **error)
+{
+  g_return_val_if_fail (damon != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (spec && damon->damos_unsupported) {
+    g_set_error_literal (error, VT_ERROR, VT_ERROR_UNSUPPORTED, damon->damos_unsupported);
+    return FALSE;
+  }
+  guint index;
+  Target *t = target_of_key (damon, target_key, &index);
+  if (!t) {
+    g_set_error (error, VT_ERROR, VT_ERROR_NOT_FOUND, "DAMON does not monitor target %p",
+                 target_key);
+    return FALSE;
+  }
+  if (vt_damos_tiering_equal (t->tiering, spec))
+    return TRUE;
+  vt_damos_tiering_free (t->tiering);
+  t->tiering = spec ? vt_damos_tiering_copy (spec) : NULL;
+  /* A stopped slot writes it when it starts. */
+  if (damon->slots[index].running)
+    request_commit (damon, index, NULL);
+  return TRUE;
 }

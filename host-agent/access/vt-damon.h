@@ -29,6 +29,7 @@
 
 #include <gio/gio.h>
 
+#include "access/vt-damos-tiering.h"
 #include "regions/vt-regions.h"
 
 G_BEGIN_DECLS
@@ -70,6 +71,15 @@ void vt_damon_set_intervals_async (VtDamon *damon, gpointer target_key, guint64 
 gboolean vt_damon_set_intervals_finish (GAsyncResult *result, GError **error);
 /* The kdamond's thread id (for CPU accounting), or 0. */
 GPid vt_damon_get_kdamond_pid (VtDamon *damon, gpointer target_key);
+
+/* Why the kernel's DAMOS cannot move a VM's memory here (the files its
+ * sysfs lacks), or NULL when it can (vt-damos-tiering.h). */
+const char *vt_damon_tiering_unsupported (VtDamon *damon);
+/* The kernel moves the target's memory as `spec` says, from the next
+ * commit of its kdamond on (NULL: no more; vtierd's own mover then does).
+ * An unchanged spec writes nothing. */
+gboolean vt_damon_set_tiering (VtDamon *damon, gpointer target_key, const VtDamosTiering *spec,
+                               GError **error);
 
 /* For tests: parses one damon_aggregated trace line. FALSE if it is not one. */
 gboolean vt_damon_parse_trace_line (const char *line, GPid *kdamond_tid, guint *target_id,

@@ -289,11 +289,11 @@ vt_ctl_format_vms_text (GVariant *vms)
   g_return_val_if_fail (g_variant_is_of_type (vms, G_VARIANT_TYPE ("aa{sv}")), NULL);
 
   g_auto (Table) table = { 0 };
-  table_init (&table, "lllrrrllllrr");
+  table_init (&table, "lllrrrlllllrr");
   table_add (&table, g_strdup ("NAME"), g_strdup ("VIA"), g_strdup ("STATE"), g_strdup ("RAM"),
              g_strdup ("HOT"), g_strdup ("TOP/TARGET"), g_strdup ("POLICY"),
-             g_strdup ("PER HOST NODE"), g_strdup ("SOURCE"), g_strdup ("MOVED UP/DOWN"),
-             g_strdup ("REGIONS"), g_strdup ("WRITES"));
+             g_strdup ("PER HOST NODE"), g_strdup ("SOURCE"), g_strdup ("ENGINE"),
+             g_strdup ("MOVED UP/DOWN"), g_strdup ("REGIONS"), g_strdup ("WRITES"));
   gsize n_vms = g_variant_n_children (vms);
   for (gsize i = 0; i < n_vms; i++) {
     g_autoptr (GVariant) vm = g_variant_get_child_value (vms, i);
@@ -302,7 +302,7 @@ vt_ctl_format_vms_text (GVariant *vms)
                vt_ctl_format_size (lookup_u64 (vm, "ram_bytes")),
                vt_ctl_format_size (lookup_u64 (vm, "hot_bytes")), top_tier_text (vm),
                policy_text (vm), node_bytes_text (vm, "node_bytes"), g_strdup (lookup_str (vm, "source", "-")),
-               moved_text (vm),
+               g_strdup (lookup_str (vm, "engine", "-")), moved_text (vm),
                g_strdup_printf ("%u", lookup_u32 (vm, "nr_regions")), write_rate_text (vm));
   }
 
@@ -324,6 +324,9 @@ vt_ctl_format_vms_text (GVariant *vms)
     if (*tiering && strcmp (tiering, "moving") != 0 && strcmp (tiering, "at-target") != 0)
       g_string_append_printf (out, "  tiering: %s: %s\n", tiering,
                               lookup_str (vm, "tiering_why", ""));
+    if (*lookup_str (vm, "engine_why", ""))
+      g_string_append_printf (out, "  engine: user, not the kernel: %s\n",
+                              lookup_str (vm, "engine_why", ""));
   }
   return g_string_free (out, FALSE);
 }
@@ -390,14 +393,17 @@ vt_ctl_format_tiering_text (GVariant *vm)
                        lookup_bool (vm, "backend_interleave")
                          ? "; its backends weighted-interleave (mode interleave)" : "")
     : *map_from ? g_strdup_printf ("  QEMU: RAM map from %s\n", map_from) : g_strdup ("");
-  return g_strdup_printf ("tiering: %s%s%s\n"
+  const char *engine_why = lookup_str (vm, "engine_why", "");
+  g_autofree char *engine = g_strdup_printf ("  engine: %s%s%s\n", lookup_str (vm, "engine", "-"),
+                                             *engine_why ? ", not the kernel: " : "", engine_why);
+  return g_strdup_printf ("tiering: %s%s%s\n%s"
                           "  top tier %s%s (hot %s), slow tiers %s (hot %s)\n"
                           "  hot on slow tiers waiting: %s to age, %s cooling; warm there %s\n"
                           "  exchanged %s; failed %s (target full %s, shared %s, other %s), busy %s\n"
                           "%s%s%s%s"
                           "  host moves %s per CPU-second\n",
                           *status ? status : "not yet planned", *status ? ": " : "",
-                          lookup_str (vm, "tiering_why", ""), top, in_flight, hot_top, slow,
+                          lookup_str (vm, "tiering_why", ""), engine, top, in_flight, hot_top, slow,
                           hot_slow, young, cooling, warm, swapped, failed, no_mem, shared, other, busy,
                           cannot, held, umems, qemu,
                           rate);

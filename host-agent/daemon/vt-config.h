@@ -9,6 +9,7 @@
 #include <glib.h>
 
 #include "policy/vt-fair-share.h"
+#include "policy/vt-tiering.h"
 /* A VM's tiering policy ([vm NAME] in the config, or set live). */
 #include "policy/vt-vm-policy.h"
 
@@ -36,6 +37,7 @@ typedef struct {
   /* [tiering] */
   gboolean tiering;
   guint tiering_interval_ms;
+  VtTieringEngine tiering_engine; /* who moves the pages: vtierd or the kernel */
   guint64 reserve_bytes;
   guint low_watermark_pct, high_watermark_pct;
   guint64 migrate_bytes_per_s;

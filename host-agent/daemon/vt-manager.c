@@ -10,6 +10,7 @@
 #include "discovery/vt-guest-reader.h"
 #include "discovery/vt-libvirt-discovery.h"
 #include "discovery/vt-qmp-discovery.h"
+#include "daemon/vt-kernel-engine.h"
 
 struct _VtManager {
   VtConfig *config;
@@ -23,6 +24,7 @@ struct _VtManager {
   VtPolicies *policies;
   GHashTable *guests; /* name -> VtGuestReader */
   GHashTable *at_target; /* the VMs at their target as of their last round (a set) */
+  VtKernelEngine *kernel; /* which VMs the kernel's DAMOS moves, and their goals */
 };
 
 /* hugetlbfs: the page size of the VM's largest RAM block, when it is one
@@ -71,6 +73,8 @@ tiering_inputs (GArray *inputs, gpointer data)
       .slow_nodes = vt_policies_slow_nodes (m->policies, vt_vm_get_name (vm)),
     };
     vt_vm_follow_interleave (vm, in.mode == VT_TIER_MODE_INTERLEAVE);
+    in.kernel_moves = vt_kernel_engine_choose (m->kernel, vm, m->config->tiering_engine, &in) ==
+                      VT_TIERING_ENGINE_KERNEL;
     in.regions = vt_tracker_regions (t, &in.n_regions);
     in.written = vt_vm_regions_written (vm, in.regions, in.n_regions);
     g_array_append_val (inputs, in);
@@ -128,6 +132,7 @@ on_planned (gpointer data)
     if (st)
       vt_manager_note_tiering (m, vms->pdata[i], st);
   }
+  vt_kernel_engine_apply (m->kernel, vms, m->tiering, m->config);
 }
 
 /* ---- what discovery reports ---- */
@@ -165,6 +170,7 @@ vt_manager_remove_vm (VtManager *m, const char *name, const char *via)
   notify (m, VT_MANAGER_EVENT_VM_REMOVED, vm, vt_vm_get_state (vm), NULL);
   vt_vm_set_state_func (vm, NULL, NULL);
   g_hash_table_remove (m->at_target, vm);
+  vt_kernel_engine_forget (m->kernel, vm);
   if (m->tiering)
     vt_tiering_forget (m->tiering, vm);
   vt_vm_stop (vm);
@@ -392,6 +398,7 @@ vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir)
   m->guests = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                      (GDestroyNotify) vt_guest_reader_free);
   m->at_target = g_hash_table_new (NULL, NULL);
+  m->kernel = vt_kernel_engine_new ();
   m->access = vt_access_new (sysfs_root, state_dir, config->source, config->damon_slots,
                              on_snapshot, m);
   log_sources (m->access);
@@ -489,6 +496,7 @@ vt_manager_free (VtManager *m)
    * access targets). */
   g_clear_pointer (&m->metrics, vt_manager_metrics_free);
   g_clear_pointer (&m->tiering, vt_tiering_free);
+  g_clear_pointer (&m->kernel, vt_kernel_engine_free);
   g_clear_pointer (&m->libvirt, vt_libvirt_discovery_free);
   g_clear_pointer (&m->qmp, vt_qmp_discovery_free);
   /* Their stopping is vtierd's exit, not news. */
@@ -582,6 +590,17 @@ add_tiering (GVariantDict *d, VtTiering *tiering, VtVm *vm)
   g_variant_dict_insert (d, "tiering_rounds", "t", s->rounds);
 }
 
+/* Who moves its memory, and why not the kernel when [tiering] engine
+ * asked for it. */
+static void
+add_engine (GVariantDict *d, VtKernelEngine *kernel, VtVm *vm)
+{
+  const char *why;
+  VtTieringEngine engine = vt_kernel_engine_of (kernel, vm, &why);
+  g_variant_dict_insert (d, "engine", "s", vt_tiering_engine_name (engine));
+  g_variant_dict_insert (d, "engine_why", "s", why ? why : "");
+}
+
 GVariant *
 vt_manager_vm_info (VtManager *m, VtVm *vm)
 {
@@ -590,6 +609,7 @@ vt_manager_vm_info (VtManager *m, VtVm *vm)
   g_variant_dict_init (&d, own);
   add_policy (&d, vt_manager_get_policies (m), vt_vm_get_name (vm));
   add_tiering (&d, vt_manager_get_tiering (m), vm);
+  add_engine (&d, m->kernel, vm);
   return g_variant_dict_end (&d);
 }
 

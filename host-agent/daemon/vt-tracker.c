@@ -401,6 +401,18 @@ vt_tracker_source (VtTracker *t)
 }
 
 const char *
+vt_tracker_tiering_unsupported (VtTracker *t)
+{
+  return vt_access_target_tiering_unsupported (t->target);
+}
+
+gboolean
+vt_tracker_set_tiering (VtTracker *t, const VtDamosTiering *spec, GError **error)
+{
+  return vt_access_target_set_tiering (t->target, spec, error);
+}
+
+const char *
 vt_tracker_reason (VtTracker *t)
 {
   return vt_access_target_reason (t->target);

@@ -58,6 +58,9 @@ guint64 vt_tracker_age_unit_us (VtTracker *tracker);
 const char *vt_tracker_source (VtTracker *tracker);
 const char *vt_tracker_reason (VtTracker *tracker);
 GPid vt_tracker_kdamond (VtTracker *tracker);
+/* The kernel engine on its access target (vt-access.h). */
+const char *vt_tracker_tiering_unsupported (VtTracker *tracker);
+gboolean vt_tracker_set_tiering (VtTracker *tracker, const VtDamosTiering *spec, GError **error);
 
 /* Oldest first. */
 const VtHeatRow *vt_tracker_history (VtTracker *tracker, guint *n);

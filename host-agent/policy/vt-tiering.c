@@ -1180,6 +1180,8 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
   VmState *s = vm_state (t, v->in->key);
   if (v->in->mode == VT_TIER_MODE_OFF)
     return v->in->pinned_by ? VT_TIERING_STATUS_UNMOVABLE : VT_TIERING_STATUS_OFF;
+  if (v->in->kernel_moves)
+    return wants_up || wants_down ? VT_TIERING_STATUS_KERNEL_MOVING : VT_TIERING_STATUS_AT_TARGET;
   /* The last round's jobs of it all failed. */
   if (s->jobs > 0 && s->jobs_moved == 0 && s->jobs_failed > 0)
     return VT_TIERING_STATUS_MOVES_FAILING;
@@ -1263,7 +1265,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
       req[i].demand = interleave_demand (tiers, v, v->st->top_bytes + v->st->slow_bytes);
     v->taken_up = g_new0 (gboolean, MAX (in->n_regions, 1));
     g_ptr_array_add (owned, v->taken_up);
-    v->warm_slow = v->measured && in->mode == VT_TIER_MODE_AUTO && v->top_node >= 0
+    v->warm_slow = v->measured && in->mode == VT_TIER_MODE_AUTO && v->top_node >= 0 &&
+                       !in->kernel_moves
                      ? warm_slow_bytes (c, in, v->place) : 0;
   }
   /* An operator's change of a VM's weight, min, max or mode moves every
@@ -1393,7 +1396,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
      * be 0, and under contention its hot memory would go down in its
      * first round (seen in a 4-VM matrix log: "target 0 MiB ... down"). */
     if (v->in->mode == VT_TIER_MODE_OFF || v->in->mode == VT_TIER_MODE_INTERLEAVE ||
-        v->in->heat_pending || v->current <= v->target + dead_band (v->target))
+        v->in->kernel_moves || v->in->heat_pending ||
+        v->current <= v->target + dead_band (v->target))
       continue;
     guint64 bytes = v->current - v->target;
     gboolean makes_room = waiting > freed && v->warm_slow == 0 &&
@@ -1440,7 +1444,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
                                     promote_room, promotes);
     promote_room -= retried;
     if (v->in->mode == VT_TIER_MODE_OFF || v->in->mode == VT_TIER_MODE_INTERLEAVE ||
-        v->top_node < 0 || v->target <= v->st->hot_top + retried + dead_band (v->target))
+        v->in->kernel_moves || v->top_node < 0 ||
+        v->target <= v->st->hot_top + retried + dead_band (v->target))
       continue;
     v->up = plan_vm_taken (t, v->in, v->place, TRUE, PROMOTE_HOT,
                            MIN (want - MIN (want, retried), promote_room), v->top_node, budget,
@@ -1486,8 +1491,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 swap_budget = budget / 2;
   for (guint k = 0; k < up_order->len && swap_budget > 0; k++) {
     VmRound *v = up_order->pdata[k];
-    if (v->in->mode != VT_TIER_MODE_INTERLEAVE && v->st->hot_slow > dead_band (v->target) &&
-        v->up.planned == 0 && v->down.planned == 0)
+    if (v->in->mode != VT_TIER_MODE_INTERLEAVE && !v->in->kernel_moves &&
+        v->st->hot_slow > dead_band (v->target) && v->up.planned == 0 && v->down.planned == 0)
       swap_budget -= MIN (swap_budget, plan_exchange (t, v, MIN (v->st->hot_slow, swap_budget),
                                                       budget, demotes, promotes));
   }
@@ -1519,6 +1524,10 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     if (v->in->mode == VT_TIER_MODE_INTERLEAVE) /* chunks on the other tier than its pattern's */
       wants_up = v->up.eligible > 0, wants_down = v->down.eligible > 0;
     v->st->status = status_of (t, v, wants_up, wants_down, room);
+    v->st->top_node = v->top_node, v->st->slow_node = v->slow_node;
+    const VtNodeInfo *top_info = v->top_node >= 0 ? vt_host_tiers_node (tiers, v->top_node) : NULL;
+    v->st->top_node_total = top_info ? top_info->total : 0;
+    v->st->top_keep_free = keep_free;
     v->st->rounds++;
     v->st->hot_slow_young = v->up.young;
     v->st->hot_slow_cooling = v->up.cooling;
@@ -1659,6 +1668,7 @@ static const char *const status_names[] = {
   [VT_TIERING_STATUS_MOVES_FAILING] = "moves-failing",
   [VT_TIERING_STATUS_UNMOVABLE] = "unmovable",
   [VT_TIERING_STATUS_NO_HUGE_PAGES] = "no-huge-pages",
+  [VT_TIERING_STATUS_KERNEL_MOVING] = "kernel-moving",
 };
 
 static const char *const status_descriptions[] = {
@@ -1678,7 +1688,23 @@ static const char *const status_descriptions[] = {
   [VT_TIERING_STATUS_NO_HUGE_PAGES] = "its RAM is hugetlbfs, and the pool of the node it should "
                                       "move to has no free huge page of that size "
                                       "(nodeN/hugepages/.../nr_hugepages)",
+  [VT_TIERING_STATUS_KERNEL_MOVING] = "it is away from its target, and the kernel's DAMOS "
+                                      "schemes move it (engine kernel)",
 };
+
+const char *const vt_tiering_engine_names[] = {
+  [VT_TIERING_ENGINE_USER] = "user",
+  [VT_TIERING_ENGINE_KERNEL] = "kernel",
+  [VT_TIERING_ENGINE_AUTO] = "auto",
+  NULL,
+};
+
+const char *
+vt_tiering_engine_name (VtTieringEngine engine)
+{
+  return vt_name_lookup (vt_tiering_engine_names, G_N_ELEMENTS (vt_tiering_engine_names) - 1,
+                         engine);
+}
 
 const char *
 vt_tiering_status_name (VtTieringStatus status)

@@ -89,6 +89,10 @@ typedef struct {
   /* Host nodes (guint) its policy names as its fast and slow tiers, within
    * the host's own; NULL: any of the host's. */
   const GArray *fast_nodes, *slow_nodes;
+  /* The kernel's DAMOS moves its memory (the kernel engine, issue 12):
+   * it is measured and has its share like any VM, and no job is planned
+   * for it; its share goes to the kernel as the caller's goals. */
+  gboolean kernel_moves;
 } VtTieringInput;
 
 /* Why a VM's memory does (not) move, as of its last round. */
@@ -103,7 +107,20 @@ typedef enum {
   VT_TIERING_STATUS_MOVES_FAILING,    /* its last moves all failed (see the counts) */
   VT_TIERING_STATUS_UNMOVABLE,        /* what would move, the kernel would not (vt-unmovable.h) */
   VT_TIERING_STATUS_NO_HUGE_PAGES,    /* hugetlbfs RAM; the target's pool has no free page */
+  VT_TIERING_STATUS_KERNEL_MOVING,    /* away from its target; the kernel engine moves it */
 } VtTieringStatus;
+
+/* Who moves a VM's memory: vtierd's own move_pages worker, or the
+ * kernel's DAMOS schemes on its QEMU process ([tiering] engine). */
+typedef enum {
+  VT_TIERING_ENGINE_USER,
+  VT_TIERING_ENGINE_KERNEL,
+  VT_TIERING_ENGINE_AUTO, /* the kernel where it can, else user */
+} VtTieringEngine;
+
+/* "user", "kernel", "auto", NULL-terminated: [tiering] engine's values. */
+extern const char *const vt_tiering_engine_names[];
+const char *vt_tiering_engine_name (VtTieringEngine engine);
 
 const char *vt_tiering_status_name (VtTieringStatus status); /* "at-target", "no-room", ... */
 /* One sentence for a person: what holds it back. */
@@ -135,6 +152,10 @@ typedef struct {
    * reason of the most of them. */
   guint64 unmovable;
   VtUnmovableReason unmovable_reason;
+  /* The nodes it moves to (-1: none allowed), the top one's size, and
+   * what stays free of it: what a kernel engine's goals are made of. */
+  int top_node, slow_node;
+  guint64 top_node_total, top_keep_free;
   /* Rounds that planned for it: a client that changed its policy knows
    * from the next one on that its target and status follow the change. */
   guint64 rounds;

@@ -1405,6 +1405,136 @@ test_trace_pipe_on_main_loop (void)
   close (writer);
 }
 
+/* What DAMON makes for schemes on a kernel that can tier a process (6.17+
+ * with memcg goals; the names read in Linux 7.2's sysfs-schemes.c): up to
+ * 2 schemes with 2 goals and a filter each, as a plain tree cannot make
+ * them on nr_* writes. Without `dests`, the kernel of 6.12. */
+static void
+put_damos_dirs (FakeHost *host, guint slot, gboolean dests)
+{
+  static const char *const files[] = {
+    "dests/nr_dests", "dests/0/id", "dests/0/weight", "core_filters/nr_filters",
+    "core_filters/0/type", "core_filters/0/damon_target_idx", "core_filters/0/matching",
+    "core_filters/0/allow", "quotas/goal_tuner", "quotas/fail_charge_num",
+    "quotas/goals/0/nid", "quotas/goals/0/path", "quotas/goals/0/target_metric",
+    "quotas/goals/1/nid", "quotas/goals/1/path", "quotas/goals/1/target_metric",
+  };
+  static const char *const dirs[] = { "access_pattern/sz", "access_pattern/nr_accesses",
+                                      "access_pattern/age", "quotas/weights", "ops_filters/0" };
+  put_slot_file (host, slot, CTX "schemes/nr_schemes", "0");
+  for (guint s = 0; s < 2; s++) {
+    for (gsize i = 0; i < G_N_ELEMENTS (dirs); i++) {
+      g_autofree char *dir = g_strdup_printf ("%s/" KDAMONDS "/%u/" CTX "schemes/%u/%s",
+                                              host->root, slot, s, dirs[i]);
+      g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+    }
+    for (gsize i = 0; i < G_N_ELEMENTS (files); i++) {
+      if (!dests && g_str_has_prefix (files[i], "dests/"))
+        continue;
+      g_autofree char *rel = g_strdup_printf (CTX "schemes/%u/%s", s, files[i]);
+      put_slot_file (host, slot, rel, "0");
+    }
+  }
+}
+
+static const VtDamosTiering test_spec = {
+  .fast_node = 0, .slow_node = 1, .memcg_path = (char *) "/machine.slice/machine-qemu\\x2d1\\x2dvm.scope",
+  .promote_until_bp = 3000, .demote_above_bp = 2500, .node_ceiling_bp = 9000,
+  .hot_permil = 100, .cold_permil = 50, .promote_min_age = 0, .demote_min_age = 25,
+  .bytes_per_s = 128 << 20, .cpu_ms_per_s = 250,
+};
+
+#define SCHEME(s, rel) CTX "schemes/" #s "/" rel
+
+/* The kernel engine: the probe finds what the kernel has, and a VM's
+ * tiering is two schemes kept to its target by a core filter, with its
+ * goals, written with the kdamond's commit; none again when it leaves
+ * the kernel engine. A kernel without vaddr migration (no dests/) is
+ * named, and tiering refused. */
+static void
+test_kernel_engine_schemes (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  g_autoptr (GError) error = NULL;
+  int vm, other;
+  fake_host_add_slot_dirs (host, 1);
+  put_region_dirs (host, 0, 1);
+  put_damos_dirs (host, 0, TRUE);
+  VtDamon *damon = damon_new_on (host, 1, snapshots);
+  g_assert_null (vt_damon_tiering_unsupported (damon));
+  add_target (damon, &other, 5353, low_range, 1);
+  add_target (damon, &vm, 4242, one_range, 1);
+  g_autofree char *slot = g_build_filename (host->root, KDAMONDS "/0", NULL);
+  wait_for_file (slot, "state", "commit");
+  put_slot_file (host, 0, "state", "on");
+
+  g_assert_true (vt_damon_set_tiering (damon, &vm, &test_spec, &error));
+  g_assert_no_error (error);
+  wait_for_file (slot, "state", "commit");
+  assert_slot_file (host, 0, CTX "schemes/nr_schemes", "2");
+  assert_slot_file (host, 0, SCHEME (0, "action"), "migrate_hot");
+  assert_slot_file (host, 0, SCHEME (1, "action"), "migrate_cold");
+  /* Kept to the VM's index (1: it joined second), everything else rejected. */
+  for (guint s = 0; s < 2; s++) {
+    g_autofree char *type = g_strdup_printf (CTX "schemes/%u/core_filters/0/type", s);
+    g_autofree char *idx = g_strdup_printf (CTX "schemes/%u/core_filters/0/damon_target_idx", s);
+    g_autofree char *matching = g_strdup_printf (CTX "schemes/%u/core_filters/0/matching", s);
+    g_autofree char *allow = g_strdup_printf (CTX "schemes/%u/core_filters/0/allow", s);
+    g_autofree char *tuner = g_strdup_printf (CTX "schemes/%u/quotas/goal_tuner", s);
+    g_autofree char *weight = g_strdup_printf (CTX "schemes/%u/quotas/weights/nr_accesses_permil", s);
+    assert_slot_file (host, 0, type, "target");
+    assert_slot_file (host, 0, idx, "1");
+    assert_slot_file (host, 0, matching, "N");
+    assert_slot_file (host, 0, allow, "N");
+    assert_slot_file (host, 0, tuner, "temporal");
+    assert_slot_file (host, 0, weight, "100");
+  }
+  /* Up: hot from 10% of 50 samples, while the memcg holds < 30% of node 0
+   * and node 0 is < 90% used; down: cold at <= 5%, aged 25, while the
+   * memcg holds > 25%. */
+  assert_slot_file (host, 0, SCHEME (0, "access_pattern/nr_accesses/min"), "5");
+  assert_slot_file (host, 0, SCHEME (0, "access_pattern/nr_accesses/max"), "50");
+  assert_slot_file (host, 0, SCHEME (0, "dests/0/id"), "0");
+  assert_slot_file (host, 0, SCHEME (0, "dests/0/weight"), "1");
+  assert_slot_file (host, 0, SCHEME (0, "quotas/goals/0/target_metric"), "node_memcg_used_bp");
+  assert_slot_file (host, 0, SCHEME (0, "quotas/goals/0/path"), test_spec.memcg_path);
+  assert_slot_file (host, 0, SCHEME (0, "quotas/goals/0/target_value"), "3000");
+  assert_slot_file (host, 0, SCHEME (0, "quotas/goals/1/target_metric"), "node_mem_used_bp");
+  assert_slot_file (host, 0, SCHEME (0, "quotas/goals/1/target_value"), "9000");
+  assert_slot_file (host, 0, SCHEME (0, "quotas/bytes"), "134217728");
+  assert_slot_file (host, 0, SCHEME (0, "quotas/ms"), "250");
+  assert_slot_file (host, 0, SCHEME (0, "ops_filters/0/allow"), "Y");
+  assert_slot_file (host, 0, SCHEME (1, "access_pattern/nr_accesses/max"), "2");
+  assert_slot_file (host, 0, SCHEME (1, "access_pattern/age/min"), "25");
+  assert_slot_file (host, 0, SCHEME (1, "dests/0/id"), "1");
+  assert_slot_file (host, 0, SCHEME (1, "quotas/goals/nr_goals"), "1");
+  assert_slot_file (host, 0, SCHEME (1, "quotas/goals/0/target_metric"), "node_memcg_free_bp");
+  assert_slot_file (host, 0, SCHEME (1, "quotas/goals/0/target_value"), "7500");
+  assert_slot_file (host, 0, SCHEME (1, "ops_filters/0/allow"), "N");
+
+  /* The same spec again writes nothing; none removes the schemes. */
+  put_slot_file (host, 0, "state", "on");
+  g_assert_true (vt_damon_set_tiering (damon, &vm, &test_spec, &error));
+  g_usleep (100000);
+  assert_slot_file (host, 0, "state", "on");
+  g_assert_true (vt_damon_set_tiering (damon, &vm, NULL, &error));
+  wait_for_file (slot, "state", "commit");
+  assert_slot_file (host, 0, CTX "schemes/nr_schemes", "0");
+  damon_free_on_fake_host (damon);
+
+  /* 6.12: no dests/. */
+  g_autoptr (FakeHost) old = fake_host_new ();
+  fake_host_add_slot_dirs (old, 1);
+  put_damos_dirs (old, 0, FALSE);
+  damon = damon_new_on (old, 1, snapshots);
+  g_assert_nonnull (strstr (vt_damon_tiering_unsupported (damon), "migration destinations"));
+  add_target (damon, &vm, 4242, one_range, 1);
+  g_assert_false (vt_damon_set_tiering (damon, &vm, &test_spec, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED);
+  damon_free_on_fake_host (damon);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1430,5 +1560,6 @@ main (int argc, char **argv)
   g_test_add_func ("/damon/missing-admin-dir", test_missing_admin_dir);
   g_test_add_func ("/damon/no-vaddr-operations", test_no_vaddr_operations);
   g_test_add_func ("/damon/trace-pipe-on-main-loop", test_trace_pipe_on_main_loop);
+  g_test_add_func ("/damon/kernel-engine-schemes", test_kernel_engine_schemes);
   return g_test_run ();
 }

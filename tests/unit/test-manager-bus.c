@@ -371,7 +371,7 @@ static const struct {
   { "exchanged_bytes", "t" }, { "moving_up_bytes", "t" }, { "moving_down_bytes", "t" },
   { "unmovable_bytes", "t" }, { "unmovable_reason", "s" },
   { "tiering", "s" }, { "tiering_why", "s" },
-  { "move_rate", "t" }, { "tiering_rounds", "t" },
+  { "move_rate", "t" }, { "tiering_rounds", "t" }, { "engine", "s" }, { "engine_why", "s" },
 };
 
 static void

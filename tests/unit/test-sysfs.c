@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/vt-error.h"
+#include "common/vt-memcg.h"
 #include "common/vt-process.h"
 #include "common/vt-sysfs.h"
 #include "vt-test-tree.h"
@@ -177,6 +178,56 @@ test_process_fake (void)
   vt_sysfs_set_root (NULL);
 }
 
+/* A QEMU in libvirt's threaded emulator cgroup: its memory is its
+ * domain's (the scope, where memory is on); a process in the root cgroup
+ * has no memcg of its own. Its LRU bytes per node as memory.numa_stat
+ * gives them (the kernel's format: "name N0=bytes N1=bytes"). */
+static void
+test_memcg (void)
+{
+  g_autofree char *root = vt_test_make_tmpdir ("vt-memcg-XXXXXX");
+  const char *scope = "sys/fs/cgroup/machine.slice/machine-qemu\\x2d1\\x2dvm.scope";
+  g_autofree char *libvirt = g_strdup_printf ("%s/libvirt", scope);
+  g_autofree char *emulator = g_strdup_printf ("%s/libvirt/emulator", scope);
+  g_autofree char *f = NULL;
+  vt_test_put_file (root, "proc/4242/cgroup",
+                    "0::/machine.slice/machine-qemu\\x2d1\\x2dvm.scope/libvirt/emulator\n");
+  vt_test_put_file (root, "proc/4243/cgroup", "0::/\n");
+  vt_test_put_file (root, (f = g_strdup_printf ("%s/cgroup.type", emulator)), "threaded\n");
+  g_free (f);
+  vt_test_put_file (root, (f = g_strdup_printf ("%s/cgroup.type", libvirt)), "domain threaded\n");
+  g_free (f);
+  vt_test_put_file (root, (f = g_strdup_printf ("%s/cgroup.type", scope)), "domain\n");
+  g_free (f);
+  vt_test_put_file (root, (f = g_strdup_printf ("%s/memory.numa_stat", scope)),
+                    "anon N0=104857600 N1=209715200\nfile N0=4096 N1=0\n"
+                    "active_anon N0=100000000 N1=8192\ninactive_anon N0=4857600 N1=209707008\n"
+                    "active_file N0=4096 N1=0\ninactive_file N0=0 N1=0\n"
+                    "unevictable N0=0 N1=0\n");
+  vt_sysfs_set_root (root);
+
+  g_autoptr (GError) error = NULL;
+  g_autofree char *memcg = vt_memcg_of_process (4242, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (memcg, ==, "/machine.slice/machine-qemu\\x2d1\\x2dvm.scope");
+  guint64 bytes = 0;
+  g_assert_true (vt_memcg_node_lru_bytes (memcg, 0, &bytes, &error));
+  g_assert_cmpuint (bytes, ==, 100000000 + 4857600 + 4096);
+  g_assert_true (vt_memcg_node_lru_bytes (memcg, 1, &bytes, &error));
+  g_assert_cmpuint (bytes, ==, 8192 + 209707008);
+  /* A node it has no count for is an error, not 0. */
+  g_assert_false (vt_memcg_node_lru_bytes (memcg, 2, &bytes, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  g_clear_error (&error);
+
+  g_autofree char *none = vt_memcg_of_process (4243, &error);
+  g_assert_null (none);
+  g_assert_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED);
+  g_assert_nonnull (strstr (error->message, "root cgroup"));
+  vt_sysfs_set_root (NULL);
+  vt_test_remove_tree (root);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -186,5 +237,6 @@ main (int argc, char **argv)
   g_test_add_func ("/sysfs/nodelist-format", test_nodelist_format);
   g_test_add_func ("/sysfs/process/real", test_process_real);
   g_test_add_func ("/sysfs/process/fake", test_process_fake);
+  g_test_add_func ("/sysfs/memcg", test_memcg);
   return g_test_run ();
 }

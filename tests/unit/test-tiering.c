@@ -199,7 +199,8 @@ typedef struct {
   guint64 extra_demand[2];  /* demand beyond the hot regions (a past scan's) */
   guint64 huge_page_size[2]; /* hugetlbfs RAM: its page size */
   const char *pinned_by[2];  /* a VFIO device's driver: all its RAM pinned */
-  gboolean heat_pending[2];  /* no aggregation of its heat yet */
+  gboolean heat_pending[2];
+  gboolean kernel_moves[2];  /* no aggregation of its heat yet */
   guint interleave[2][2];    /* mode interleave: top:slow, 0:0 auto */
   guint64 written[2][4];     /* pages written per region in the last window */
   gboolean has_written[2];   /* ... known (a QEMU with the dirty-page commands) */
@@ -221,7 +222,7 @@ inputs (GArray *out, gpointer data)
       .mode = w->mode[v],
       .fast_nodes = v == 0 ? w->fast_nodes : NULL, .huge_page_size = w->huge_page_size[v],
       .pinned_by = w->pinned_by[v], .aggregations = w->aggregations[v],
-      .heat_pending = w->heat_pending[v],
+      .heat_pending = w->heat_pending[v], .kernel_moves = w->kernel_moves[v],
       .interleave_top = w->interleave[v][0], .interleave_slow = w->interleave[v][1],
       .written = w->has_written[v] ? w->written[v] : NULL,
     };
@@ -626,6 +627,29 @@ test_off_is_left_alone (void)
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 8);
   g_assert_cmpuint (count (0, 0, PAGES, 1), ==, PAGES);
+  drop_host ();
+}
+
+/* A VM the kernel engine moves: measured and given its share, and no job
+ * of vtierd's moves it; its status says the kernel moves it. */
+static void
+test_kernel_moves_its_own (void)
+{
+  World w;
+  one_vm_on_the_slow_node (&w, 4);
+  w.kernel_moves[0] = TRUE;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 8);
+  g_assert_cmpuint (count (0, 0, PAGES, 1), ==, PAGES);
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_nonnull (st);
+  g_assert_cmpuint (st->target, >, 0);
+  g_assert_cmpuint (st->promoted, ==, 0);
+  g_assert_cmpuint (st->slow_bytes, ==, PAGES * PAGE);
+  g_assert_cmpstr (vt_tiering_status_name (st->status), ==, "kernel-moving");
+  g_assert_cmpint (st->top_node, ==, 0);
+  g_assert_cmpint (st->slow_node, ==, 1);
+  g_assert_cmpuint (st->top_node_total, >, 0);
   drop_host ();
 }
 
@@ -1655,6 +1679,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/vfio-vm-is-left-where-it-sits", test_vfio_vm_is_left_where_it_sits);
   g_test_add_func ("/tiering/pinned-pages-are-held-out", test_pinned_pages_are_held_out);
   g_test_add_func ("/tiering/off-is-left-alone", test_off_is_left_alone);
+  g_test_add_func ("/tiering/kernel-moves-its-own", test_kernel_moves_its_own);
   g_test_add_func ("/tiering/slow-only-goes-down", test_slow_only_goes_down);
   g_test_add_func ("/tiering/targets-follow-weights", test_targets_follow_weights);
   g_test_add_func ("/tiering/flickering-heat-gives-way", test_flickering_heat_gives_way);

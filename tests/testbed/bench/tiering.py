@@ -18,6 +18,8 @@ runs for --measure seconds.
   damos-vaddr     per-VM DAMOS (Linux 6.17+): migrate_hot/migrate_cold on
                   each QEMU process, goals per node and memcg (PerVmDamos)
   vtierd          vtierd with its default configuration
+  vtierd-kernel   vtierd with engine=kernel: DAMOS schemes on each QEMU
+                  process in vtierd's own kdamonds, goals from its shares
 
 Figures per policy, placement measured by the testbed's probe (not by any
 policy): each app's hot-set residency on node0 over time, time until 90% of
@@ -152,11 +154,18 @@ class KernelDamos:
         free_kdamonds()
 
     def report(self):
-        """Per scheme, what DAMOS did so far and why: bytes tried and
-        applied, quota exceeded, its effective quota and each goal's
-        current value (the kernel fills these on request)."""
-        lines = []
-        for k in range(len(self.pids)):
+        return damos_report()
+
+
+def damos_report():
+    """Per kdamond that is on and per scheme, what DAMOS did so far and
+    why: bytes tried and applied, quota exceeded, its effective quota and
+    each goal's current value (the kernel fills these on request)."""
+    lines = []
+    if os.path.exists(f"{ADMIN}/nr_kdamonds"):
+        for k in range(int(testbed.read(f"{ADMIN}/nr_kdamonds"))):
+            if testbed.read(f"{ADMIN}/{k}/state", "").strip() != "on":
+                continue
             try:
                 w(f"{ADMIN}/{k}/state", "update_schemes_stats")
                 w(f"{ADMIN}/{k}/state", "update_schemes_effective_quotas")
@@ -169,7 +178,16 @@ class KernelDamos:
                     w(f"{ADMIN}/{k}/state", "update_tuned_intervals")
                 except OSError:
                     pass
-            lines.append(f"kdamond {k}: sample {testbed.read(f'{iv}/sample_us', '?').strip()} us, "
+            try:  # the bytes of the regions each scheme's pattern matches now
+                w(f"{ADMIN}/{k}/state", "update_schemes_tried_bytes")
+            except OSError:
+                pass
+            tg = f"{ADMIN}/{k}/contexts/0/targets"
+            pids = [testbed.read(f"{tg}/{t}/pid_target", "?").strip()
+                    for t in range(int(testbed.read(f"{tg}/nr_targets", "0")))]
+            lines.append(f"kdamond {k} (pid {testbed.read(f'{ADMIN}/{k}/pid', '?').strip()}, "
+                         f"targets {' '.join(pids)}): sample "
+                         f"{testbed.read(f'{iv}/sample_us', '?').strip()} us, "
                          f"aggr {testbed.read(f'{iv}/aggr_us', '?').strip()} us")
             s = f"{ADMIN}/{k}/contexts/0/schemes"
             for i in range(int(testbed.read(f"{s}/nr_schemes"))):
@@ -184,10 +202,11 @@ class KernelDamos:
                                  f"/{testbed.read(f'{gdir}/{g}/target_value', '?').strip()}")
                 lines.append(f"kdamond {k} scheme {i} {testbed.read(f'{s}/{i}/action', '?').strip()}: "
                              f"tried {st['sz_tried']} applied {st['sz_applied']} "
+                             f"matching now {testbed.read(f'{s}/{i}/tried_regions/total_bytes', '?').strip()} "
                              f"quota exceeded {st['qt_exceeds']} effective "
                              f"{testbed.read(f'{q}/effective_bytes', '?').strip()} "
                              f"goals {', '.join(goals) or '-'}")
-        return lines
+    return lines
 
 
 class HmsdkDamos(KernelDamos):
@@ -408,8 +427,35 @@ class WithVtierd:
         free_kdamonds()
 
 
+class WithVtierdKernel(WithVtierd):
+    """vtierd with its kernel engine: its kdamonds run each VM's DAMOS
+    schemes, goals from vtierd's shares (Linux 6.17+)."""
+    CONFIG = "[discovery]\nlibvirt=false\n[tiering]\nengine=kernel\n"
+
+    def start(self, guests):
+        self.vtierd = testbed.Vtierd(self.CONFIG).start()
+        # What the kernel engine reads, kept for the unit tests' fake trees.
+        for g in guests:
+            for src, dst in ((f"/proc/{g.pid}/cgroup", f"{g.name}.proc-cgroup.txt"),
+                             (f"/sys/fs/cgroup/tb-{g.name}/memory.numa_stat",
+                              f"{g.name}.memory.numa_stat.txt"),
+                             (f"/sys/fs/cgroup/tb-{g.name}/cgroup.type", f"{g.name}.cgroup.type.txt")):
+                with open(os.path.join(testbed.RESULTS, dst), "w") as f:
+                    f.write(testbed.read(src, ""))
+        return self
+
+    def report(self):
+        lines = damos_report()
+        for name in ("idle", "a", "b"):
+            vm = self.vtierd.vm(name) or {}
+            lines.append(f"{name}: engine {vm.get('engine', '?')} {vm.get('engine_why', '')} "
+                         f"tiering {vm.get('tiering', '?')} target {vm.get('target_bytes', 0) >> 20} "
+                         f"top {vm.get('top_bytes', 0) >> 20} MiB")
+        return lines
+
+
 RUNNERS = {"none": Nothing, "numa-balancing": NumaBalancing, "damos-hmsdk": HmsdkDamos,
-           "damos-vaddr": PerVmDamos, "vtierd": WithVtierd}
+           "damos-vaddr": PerVmDamos, "vtierd": WithVtierd, "vtierd-kernel": WithVtierdKernel}
 
 
 def fair_shares(capacity, demands):

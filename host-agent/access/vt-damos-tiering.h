@@ -1,0 +1,76 @@
+/* The kernel as vtierd's tiering engine (issue 12): DAMOS schemes that move
+ * one VM's memory, in the kdamond context that already monitors it (one
+ * context, a target per QEMU process: vt-damon.h). vtierd still divides
+ * the top tier (policy/); the kernel moves the pages toward each VM's
+ * share. Per VM two schemes, each kept to its target by one core filter
+ * (type target, matching N, allow N: other targets' memory is rejected,
+ * and the target's own stays allowed by default, so ops filters still
+ * apply; rejected regions are not charged to the quota):
+ *  - migrate_hot to the fast node: regions at least hot_permil of the
+ *    maximum accesses, hottest first, while the VM's memcg holds less of
+ *    the node than promote_until_bp (node_memcg_used_bp) and the node is
+ *    used below node_ceiling_bp (node_mem_used_bp: the host's reserve).
+ *    Of several goals the highest score wins, so either one stops it;
+ *  - migrate_cold to the slow node: regions at most cold_permil, coldest
+ *    and oldest first, while the memcg holds more of the fast node than
+ *    demote_above_bp (node_memcg_free_bp below 10000 - that).
+ * Quotas: the bytes and CPU time per second vtierd's own mover gets; the
+ * goal tuner "temporal" where the kernel has it (the whole quota while a
+ * goal is unmet, none once it is met); and where the kernel can, only
+ * bytes that moved are charged (a region already on its node costs
+ * nothing).
+ *
+ * What the kernel counts for node_memcg_used_bp (Linux 7.2,
+ * damos_get_node_memcg_used_bp): the memcg's LRU pages (anon, file and
+ * shmem) on the node, subtree included, over the node's total RAM. So
+ * hugetlbfs and mlocked guest RAM read 0 (such a VM stays with the user
+ * engine), and QEMU's own memory counts: the caller adds it.
+ *
+ * Support is read from sysfs files, never from a version string:
+ * vt_damos_probe() names what a kernel lacks. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+  guint fast_node, slow_node;
+  /* its memcg's path from the cgroup2 mount's root ("/machine.slice/...") */
+  char *memcg_path;
+  guint promote_until_bp; /* 1..10000 */
+  guint demote_above_bp;  /* 0..9999 */
+  guint node_ceiling_bp;  /* 1..10000 */
+  guint hot_permil, cold_permil;           /* of the maximum nr_accesses */
+  guint promote_min_age, demote_min_age;   /* aggregations */
+  guint64 bytes_per_s;
+  guint cpu_ms_per_s;
+} VtDamosTiering;
+
+/* What the running kernel's DAMON sysfs has beyond what tiering needs. */
+typedef struct {
+  gboolean goal_tuner;  /* quotas/goal_tuner ("temporal") */
+  gboolean fail_charge; /* quotas/fail_charge_num, _denom */
+} VtDamosFeatures;
+
+VtDamosTiering *vt_damos_tiering_copy (const VtDamosTiering *spec);
+void vt_damos_tiering_free (VtDamosTiering *spec);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtDamosTiering, vt_damos_tiering_free)
+gboolean vt_damos_tiering_equal (const VtDamosTiering *a, const VtDamosTiering *b);
+
+/* Looks, in `slot_dir` (a stopped kdamond of vtierd's: kdamonds/N), for
+ * every file tiering needs, creating a scheme, a goal and a filter to see
+ * them, and removes them again. FALSE with an error naming each missing
+ * one (VT_ERROR_UNSUPPORTED). */
+gboolean vt_damos_probe (const char *slot_dir, VtDamosFeatures *features, GError **error);
+
+/* Appends to `files` (pairs: path under the kdamond's directory, value, in
+ * the order DAMON needs) the two schemes of `spec` at schemes/first and
+ * first + 1, for the target at `target_index`, with thresholds for a
+ * context that samples every sample_us and aggregates every aggr_us. The
+ * caller writes schemes/nr_schemes before them. */
+void vt_damos_tiering_files (GPtrArray *files, guint first, guint target_index,
+                             const VtDamosTiering *spec, const VtDamosFeatures *features,
+                             guint64 sample_us, guint64 aggr_us);
+
+G_END_DECLS
