@@ -164,7 +164,9 @@ def damos_report():
     lines = []
     if os.path.exists(f"{ADMIN}/nr_kdamonds"):
         for k in range(int(testbed.read(f"{ADMIN}/nr_kdamonds"))):
-            if testbed.read(f"{ADMIN}/{k}/state", "").strip() != "on":
+            state = testbed.read(f"{ADMIN}/{k}/state", "").strip()
+            if state != "on":
+                lines.append(f"kdamond {k}: {state}")
                 continue
             try:
                 w(f"{ADMIN}/{k}/state", "update_schemes_stats")
