@@ -157,6 +157,17 @@ class KernelDamos:
         return damos_report()
 
 
+def ask(kdamond, command):
+    """A command to a kdamond's state file, given up after 5 s: on 7.2 it
+    waits for the kdamond to serve it (update_schemes_tried_bytes waited
+    for good on a kdamond that applied no scheme, and stalled a run)."""
+    state = f"{ADMIN}/{kdamond}/state"
+    r = subprocess.run(["timeout", "5", "sh", "-c", f"echo {command} > {state}"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise OSError(f"{command}: {r.stderr.strip() or 'no answer in 5 s'}")
+
+
 def damos_report():
     """Per kdamond that is on and per scheme, what DAMOS did so far and
     why: bytes tried and applied, quota exceeded, its effective quota and
@@ -169,21 +180,17 @@ def damos_report():
                 lines.append(f"kdamond {k}: {state}")
                 continue
             try:
-                w(f"{ADMIN}/{k}/state", "update_schemes_stats")
-                w(f"{ADMIN}/{k}/state", "update_schemes_effective_quotas")
+                ask(k, "update_schemes_stats")
+                ask(k, "update_schemes_effective_quotas")
             except OSError as e:
                 lines.append(f"kdamond {k}: {e}")
                 continue
             iv = f"{ADMIN}/{k}/contexts/0/monitoring_attrs/intervals"
             if os.path.exists(f"{iv}/intervals_goal"):
                 try:  # what intervals_goal made of them (6.15+)
-                    w(f"{ADMIN}/{k}/state", "update_tuned_intervals")
-                except OSError:
-                    pass
-            try:  # the bytes of the regions each scheme's pattern matches now
-                w(f"{ADMIN}/{k}/state", "update_schemes_tried_bytes")
-            except OSError:
-                pass
+                    ask(k, "update_tuned_intervals")
+                except OSError as e:
+                    lines.append(f"kdamond {k}: {e}")
             tg = f"{ADMIN}/{k}/contexts/0/targets"
             pids = [testbed.read(f"{tg}/{t}/pid_target", "?").strip()
                     for t in range(int(testbed.read(f"{tg}/nr_targets", "0")))]
@@ -204,7 +211,6 @@ def damos_report():
                                  f"/{testbed.read(f'{gdir}/{g}/target_value', '?').strip()}")
                 lines.append(f"kdamond {k} scheme {i} {testbed.read(f'{s}/{i}/action', '?').strip()}: "
                              f"tried {st['sz_tried']} applied {st['sz_applied']} "
-                             f"matching now {testbed.read(f'{s}/{i}/tried_regions/total_bytes', '?').strip()} "
                              f"quota exceeded {st['qt_exceeds']} effective "
                              f"{testbed.read(f'{q}/effective_bytes', '?').strip()} "
                              f"goals {', '.join(goals) or '-'}")

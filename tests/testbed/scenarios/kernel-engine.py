@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+# testbed: kernel=current
+"""The kernel engine (issue 12): with `[tiering] engine=kernel`, the
+kernel's DAMOS schemes move each VM's memory, in vtierd's own kdamonds,
+goals from vtierd's shares. On the current kernel (Debian unstable's 7.x:
+migrate_hot/migrate_cold on vaddr, memcg quota goals). Two VMs in cgroups
+of their own (as libvirt's), their hot sets on the slow node and larger
+together than DRAM: pressure and fairness at once. vtierd says each VM is
+moved by the kernel; the kernel moves (pgmigrate, and vtierd's own mover
+moves nothing); within 180 s each VM's top-tier bytes (the probe) come
+within ±15% of its share; what vtierd believes is in the top tier is the
+probe's count; checksums pass."""
+import time
+
+import testbed
+from testbed import check, figure
+
+with open("/proc/sys/kernel/numa_balancing", "w") as f:
+    f.write("0")
+
+# ~820 MiB of DRAM for two hot sets of 460 MiB: contended at 1:1.
+testbed.hold_dram(820)
+vms = []
+for n in ("a", "b"):
+    # On the slow node first (the hot set lands there), in a cgroup each.
+    vms.append(testbed.Guest.start(n, size=500, hot=460, verify=60, preferred=1, cpuset_mems="0-1"))
+    vms[-1].wait_ready()
+
+
+def vmstat(key):
+    for line in open("/proc/vmstat"):
+        k, v = line.split()
+        if k == key:
+            return int(v)
+    return 0
+
+
+moved_before = vmstat("pgmigrate_success")
+vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n[tiering]\nengine=kernel\n").start()
+for g in vms:
+    vtierd.wait_tracking(g.name)
+
+
+def top_bytes(g):
+    return g.placement_ram()["nodes"].get("0", 0) * 4096
+
+
+t0 = time.monotonic()
+engines = {}
+while time.monotonic() - t0 < 60:
+    engines = {g.name: (vtierd.vm(g.name) or {}) for g in vms}
+    if all(e.get("engine") == "kernel" for e in engines.values()):
+        break
+    time.sleep(2)
+for g in vms:
+    e = engines[g.name]
+    check(e.get("engine") == "kernel",
+          f"{g.name}: vtierd says the kernel moves it (engine {e.get('engine')!r}"
+          f"{', ' + e['engine_why'] if e.get('engine_why') else ''})")
+
+pairs, when = [], None
+while time.monotonic() - t0 < 180:
+    pairs = [(top_bytes(g), vtierd.vm(g.name)["target_bytes"]) for g in vms]
+    line = ", ".join(f"{g.name} {m >> 20}/{t >> 20} MiB" for g, (m, t) in zip(vms, pairs))
+    print(f"+{time.monotonic() - t0:.0f} s: top tier/share {line}", flush=True)
+    if all(t > 0 and abs(m - t) <= 0.15 * t for m, t in pairs):
+        when = time.monotonic() - t0
+        break
+    time.sleep(5)
+figure("shares_1_to_1", [(m >> 20, t >> 20) for m, t in pairs], "MiB")
+figure("time_to_share_s", round(when, 1) if when else None, "s")
+check(when is not None, f"each VM's top-tier bytes are within ±15% of its share in 180 s ({pairs})")
+
+moved = (vmstat("pgmigrate_success") - moved_before) * 4096
+by_vtierd = sum(vtierd.vm(g.name)["promoted_bytes"] + vtierd.vm(g.name)["demoted_bytes"]
+                for g in vms)
+figure("kernel_moved_mib", moved >> 20, "MiB")
+check(moved > (64 << 20) and by_vtierd == 0,
+      f"the kernel moved the pages ({moved >> 20} MiB migrated), vtierd's own mover none "
+      f"({by_vtierd >> 20} MiB)")
+beliefs = [(vtierd.vm(g.name)["top_bytes"], top_bytes(g)) for g in vms]
+figure("belief_vs_probe", [(b >> 20, p >> 20) for b, p in beliefs], "MiB")
+check(all(abs(b - p) <= 0.05 * p + (8 << 20) for b, p in beliefs),
+      f"vtierd's top-tier bytes are the probe's within 5% ({beliefs})")
+
+for g, (passes, errors, corrupt) in zip(vms, testbed.verify_all(vms, timeout=200)):
+    check(errors == 0 and not corrupt, f"guest {g.name}'s checksums pass")
+vtierd.stop()
+for g in vms:
+    g.stop()
+testbed.finish()
