@@ -718,6 +718,23 @@ def verify_all(guests, timeout=300):
     return [g.verify_wait(n, timeout) for g, n in zip(guests, started)]
 
 
+def check_checksums_and_finish(vtierd, guests, timeout=200):
+    """The scenario's end: every guest's checksums (a pass over all its
+    pages) checked, vtierd and the guests stopped, the results written."""
+    for g, (passes, errors, corrupt) in zip(guests, verify_all(guests, timeout=timeout)):
+        check(errors == 0 and not corrupt, f"guest {g.name}'s checksums pass")
+    vtierd.stop()
+    for g in guests:
+        g.stop()
+    finish()
+
+
+def top_tier_bytes(guest):
+    """The probe's count of the guest's RAM on node0, in bytes: all of it,
+    as vtierd's share is for all of it (the guest kernel's memory too)."""
+    return guest.placement_ram()["nodes"].get("0", 0) * 4096
+
+
 class Vtierd:
     """vtierd as installed in L1 (/usr/sbin/vtierd), on the system bus, its
     log in /results/vtierd.log; vtierctl to ask it things."""

@@ -27,12 +27,6 @@ for n in ("a", "b"):
 vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n").start()
 
 
-def top_bytes(g):
-    """The probe's count of the guest's RAM on node0, in bytes: all of it,
-    as vtierd's share is for all of it (the guest kernel's memory too)."""
-    return g.placement_ram()["nodes"].get("0", 0) * 4096
-
-
 def settle(what, within, want):
     """Polls until every VM's top-tier bytes are within ±10% of vtierd's
     computed share, or `within` s; returns the last (measured, target) pairs."""
@@ -41,7 +35,7 @@ def settle(what, within, want):
         pairs = []
         for g in vms:
             vm = vtierd.vm(g.name)
-            pairs.append((top_bytes(g), vm["target_bytes"]))
+            pairs.append((testbed.top_tier_bytes(g), vm["target_bytes"]))
         line = ", ".join(f"{g.name} {m >> 20}/{t >> 20} MiB" for g, (m, t) in zip(vms, pairs))
         print(f"{what} +{time.monotonic() - t0:.0f} s: top tier/share {line}", flush=True)
         good = all(t > 0 and abs(m - t) <= 0.1 * t for m, t in pairs) and want(pairs)
@@ -56,7 +50,7 @@ check(when is not None, f"1:1: each VM's top-tier bytes are within ±10% of its 
 # vtierd's belief against the probe: what it counts in the top tier is what
 # is there (THP "always" here: the huge zero page, mapped by RAM read and
 # never written, once passed for 52 MiB of a VM in DRAM).
-beliefs = [(vtierd.vm(g.name)["top_bytes"], top_bytes(g)) for g in vms]
+beliefs = [(vtierd.vm(g.name)["top_bytes"], testbed.top_tier_bytes(g)) for g in vms]
 figure("belief_vs_probe_1_to_1", [(b >> 20, p >> 20) for b, p in beliefs], "MiB")
 check(all(abs(b - p) <= 0.05 * p + (8 << 20) for b, p in beliefs),
       f"1:1: vtierd's top-tier bytes are the probe's within 5% ({beliefs})")
@@ -100,9 +94,4 @@ figure("b_with_min", [pairs[1][0] >> 20, min_bytes >> 20], "MiB")
 check(when is not None and pairs[1][0] >= 0.9 * min_bytes,
       f"b's min of {min_bytes >> 20} MiB is honored ({pairs[1][0] >> 20} MiB in the top tier)")
 
-for g, (passes, errors, corrupt) in zip(vms, testbed.verify_all(vms, timeout=200)):
-    check(errors == 0 and not corrupt, f"guest {g.name}'s checksums pass")
-vtierd.stop()
-for g in vms:
-    g.stop()
-testbed.finish()
+testbed.check_checksums_and_finish(vtierd, vms)

@@ -41,10 +41,6 @@ for g in vms:
     vtierd.wait_tracking(g.name)
 
 
-def top_bytes(g):
-    return g.placement_ram()["nodes"].get("0", 0) * 4096
-
-
 t0 = time.monotonic()
 engines = {}
 while time.monotonic() - t0 < 60:
@@ -60,7 +56,7 @@ for g in vms:
 
 pairs, when = [], None
 while time.monotonic() - t0 < 180:
-    pairs = [(top_bytes(g), vtierd.vm(g.name)["target_bytes"]) for g in vms]
+    pairs = [(testbed.top_tier_bytes(g), vtierd.vm(g.name)["target_bytes"]) for g in vms]
     line = ", ".join(f"{g.name} {m >> 20}/{t >> 20} MiB" for g, (m, t) in zip(vms, pairs))
     print(f"+{time.monotonic() - t0:.0f} s: top tier/share {line}", flush=True)
     if all(t > 0 and abs(m - t) <= 0.15 * t for m, t in pairs):
@@ -78,14 +74,9 @@ figure("kernel_moved_mib", moved >> 20, "MiB")
 check(moved > (64 << 20) and by_vtierd == 0,
       f"the kernel moved the pages ({moved >> 20} MiB migrated), vtierd's own mover none "
       f"({by_vtierd >> 20} MiB)")
-beliefs = [(vtierd.vm(g.name)["top_bytes"], top_bytes(g)) for g in vms]
+beliefs = [(vtierd.vm(g.name)["top_bytes"], testbed.top_tier_bytes(g)) for g in vms]
 figure("belief_vs_probe", [(b >> 20, p >> 20) for b, p in beliefs], "MiB")
 check(all(abs(b - p) <= 0.05 * p + (8 << 20) for b, p in beliefs),
       f"vtierd's top-tier bytes are the probe's within 5% ({beliefs})")
 
-for g, (passes, errors, corrupt) in zip(vms, testbed.verify_all(vms, timeout=200)):
-    check(errors == 0 and not corrupt, f"guest {g.name}'s checksums pass")
-vtierd.stop()
-for g in vms:
-    g.stop()
-testbed.finish()
+testbed.check_checksums_and_finish(vtierd, vms)
