@@ -284,7 +284,8 @@ class PerVmDamos(KernelDamos):
     process, vaddr, with the parameters of the kernel's own tiering sample
     (samples/damon/mtier.c, damo's scripts/mem_tier.sh): intervals 5 ms /
     100 ms tuned toward 4% observed accesses (intervals_goal), 10-1000
-    regions; migrate_hot to node0 for regions accessed at all, young pages
+    regions, schemes applied every aggregation (see scheme()); migrate_hot
+    to node0 for regions accessed at all, young pages
     only, 200 MiB/s, until node0 is 99.7% used (and until the VM's memcg
     holds its equal part of node0); migrate_cold to node1 for regions not
     accessed, young pages left, while node0 has less than 0.5% free.
@@ -347,7 +348,13 @@ class PerVmDamos(KernelDamos):
     def scheme(s, action, node, accesses, goals, allow_young):
         w(f"{s}/action", action)
         w(f"{s}/target_nid", node)
-        w(f"{s}/apply_interval_us", 1000000)
+        # Every aggregation, not every 1 s: on 7.2.13 each intervals_goal
+        # round (every aggrs x aggr_us, 300 ms here) calls damon_set_attrs(),
+        # which sets every scheme's next apply 1 s ahead again, so on a busy
+        # guest (intervals pinned at their minimum) no scheme ever applied:
+        # 0 bytes tried in 90 s, in two runs (core.c: kdamond_tune_intervals,
+        # damon_set_attrs, damos_set_next_apply_sis).
+        w(f"{s}/apply_interval_us", 0)
         ap = f"{s}/access_pattern"
         for f, v in (("sz/min", 4096), ("sz/max", 2**64 - 1), ("nr_accesses/min", accesses[0]),
                      ("nr_accesses/max", accesses[1]), ("age/min", 0), ("age/max", 2**32 - 1)):
