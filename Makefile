@@ -65,6 +65,7 @@ check-af-xdp: build
 
 check-vfio: build
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/vfio tests/testbed/long/vfio.py
+	tests/testbed/run --timeout 1800 --out $(BUILD)/long/vfio-libvirt tests/testbed/long/vfio-libvirt.py
 
 unit: build
 	meson test -C $(BUILD) --suite unit --print-errorlogs

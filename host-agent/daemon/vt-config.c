@@ -44,6 +44,7 @@ vt_config_new_defaults (void)
    * the user engine passes (issue 12): "auto" and "kernel" are there to
    * choose. */
   c->tiering_engine = VT_TIERING_ENGINE_USER;
+  c->place_pinned = TRUE;
   c->reserve_bytes = 128ull << 20;
   c->low_watermark_pct = 5;
   c->high_watermark_pct = 10;
@@ -138,6 +139,7 @@ static const Option options[] = {
   OPT ("tiering", "enabled", OPT_BOOL, tiering, 0, 0),
   OPT ("tiering", "interval-ms", OPT_UINT, tiering_interval_ms, 100, 60000),
   OPT_ENUM_ ("tiering", "engine", tiering_engine, vt_tiering_engine_names),
+  OPT ("tiering", "place-pinned", OPT_BOOL, place_pinned, 0, 0),
   OPT ("tiering", "reserve-mib", OPT_MIB, reserve_bytes, 0, 1 << 30),
   OPT ("tiering", "low-watermark", OPT_UINT, low_watermark_pct, 0, 100),
   OPT ("tiering", "high-watermark", OPT_UINT, high_watermark_pct, 0, 100),

@@ -38,6 +38,7 @@ typedef struct {
   gboolean tiering;
   guint tiering_interval_ms;
   VtTieringEngine tiering_engine; /* who moves the pages: vtierd or the kernel */
+  gboolean place_pinned; /* a VFIO domain's numatune, set in its definition */
   guint64 reserve_bytes;
   guint low_watermark_pct, high_watermark_pct;
   guint64 migrate_bytes_per_s;

@@ -11,6 +11,9 @@
 #include "discovery/vt-libvirt-discovery.h"
 #include "discovery/vt-qmp-discovery.h"
 #include "daemon/vt-kernel-engine.h"
+#include "policy/vt-domain-metadata.h"
+#include "policy/vt-start-placement.h"
+#include "policy/vt-tiers.h"
 
 struct _VtManager {
   VtConfig *config;
@@ -136,6 +139,55 @@ on_planned (gpointer data)
 }
 
 /* ---- what discovery reports ---- */
+
+/* A defined domain whose RAM a VFIO device will pin ([tiering]
+ * place-pinned): its RAM's placement at start from its policy (its
+ * metadata, else what vtierd has for its name) and its weighted share of
+ * the top tier beside the VMs running now (vt-start-placement.h). */
+static void
+on_pinned_defined (const char *name, const char *uuid, guint64 ram_bytes, const char *metadata,
+                   gpointer data)
+{
+  VtManager *m = data;
+  if (!m->config->place_pinned || !m->libvirt)
+    return;
+  const char *source;
+  VtVmPolicy p = vt_policies_get (m->policies, name, &source);
+  g_autoptr (GArray) fast_nodes = NULL, slow_nodes = NULL;
+  g_autoptr (GError) error = NULL;
+  if (metadata && !vt_domain_metadata_parse (metadata, &p, &fast_nodes, &slow_nodes, NULL, &error))
+    g_message ("domain %s (%s): its vtier metadata is rejected (%s); placing it by %s policy",
+               name, uuid, error->message, source);
+  g_autoptr (VtHostTiers) tiers = vt_host_tiers_read (&error);
+  if (!tiers) {
+    g_warning ("domain %s: its RAM will be pinned by VFIO, and the host's tiers are unknown "
+               "(%s): it starts as it is defined", name, error->message);
+    return;
+  }
+  guint64 capacity = tiers->top_total > m->config->reserve_bytes
+                       ? tiers->top_total - m->config->reserve_bytes : 0;
+  guint64 weights = p.weight;
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init (&it, m->vms);
+  while (g_hash_table_iter_next (&it, &key, NULL)) {
+    VtVmPolicy q = vt_policies_get (m->policies, key, NULL);
+    weights += q.mode == VT_TIER_MODE_OFF ? 0 : q.weight;
+  }
+  guint64 share = (guint64) ((double) capacity * p.weight / (double) MAX (weights, 1));
+  share = MIN (MAX (share, p.min), p.max);
+  int fast = vt_host_tiers_pick (tiers, TRUE, NULL, fast_nodes);
+  int slow = vt_host_tiers_pick (tiers, FALSE, NULL, slow_nodes);
+  VtStartPlacement placement;
+  if (!vt_start_placement (ram_bytes, share, p.mode, fast, slow, &placement))
+    return;
+  g_autofree char *nodeset = placement.nodeset;
+  g_message ("domain %s: its RAM (%" G_GUINT64_FORMAT " MiB) will be pinned by VFIO and its "
+             "share of the top tier is %" G_GUINT64_FORMAT " MiB (mode %s): placing it %s on "
+             "node(s) %s", name, ram_bytes >> 20, share >> 20, vt_tier_mode_name (p.mode),
+             placement.mode, nodeset);
+  vt_libvirt_discovery_place_at_start (m->libvirt, name, placement.mode, nodeset);
+}
 
 void
 vt_manager_add_vm (VtManager *m, const char *name, const char *uuid, const char *via, VtQmp *qmp)
@@ -391,7 +443,7 @@ metrics_start (VtManager *m)
 VtManager *
 vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir)
 {
-  static const VtDiscoveryEvents events = { on_found, on_lost, on_metadata };
+  static const VtDiscoveryEvents events = { on_found, on_lost, on_metadata, on_pinned_defined };
   VtManager *m = g_new0 (VtManager, 1);
   m->config = config;
   m->vms = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);

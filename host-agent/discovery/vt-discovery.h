@@ -13,4 +13,10 @@ typedef struct {
   /* libvirt only: the domain's vtier <metadata> element as XML, or NULL when
    * it has none; once after found, then on every change of it. */
   void (*metadata) (const char *name, const char *xml, gpointer user_data);
+  /* libvirt only, may be NULL: a defined domain, not running, whose RAM a
+   * VFIO device will pin, with no numatune of its own (found when defined,
+   * or at connect): where its RAM goes can only be chosen before it starts
+   * (vt_libvirt_discovery_place_at_start). Its vtier metadata or NULL. */
+  void (*pinned_defined) (const char *name, const char *uuid, guint64 ram_bytes,
+                          const char *metadata, gpointer user_data);
 } VtDiscoveryEvents;

@@ -5,6 +5,7 @@
 #include <libvirt/virterror.h>
 
 #include "common/vt-error.h"
+#include "discovery/vt-libvirt-pinned.h"
 
 #define RECONNECT_SECONDS 5
 /* How long a domain the hook registered is looked for (restore and incoming
@@ -159,6 +160,22 @@ domain_lost (VtLibvirtDiscovery *d, const char *name)
     d->events.lost (name, "libvirt", d->user_data);
 }
 
+static void
+on_pinned_defined (const char *name, const char *uuid, guint64 ram_bytes, const char *metadata,
+                   gpointer data)
+{
+  VtLibvirtDiscovery *d = data;
+  d->events.pinned_defined (name, uuid, ram_bytes, metadata, d->user_data);
+}
+
+/* A defined domain that is not running: whether VFIO will pin its RAM. */
+static void
+look_at_defined (VtLibvirtDiscovery *d, virDomainPtr dom)
+{
+  if (d->events.pinned_defined)
+    vt_libvirt_pinned_look (dom, d->cancel, on_pinned_defined, d);
+}
+
 static int
 on_lifecycle (virConnectPtr conn, virDomainPtr dom, int event, int detail, void *data)
 {
@@ -169,6 +186,8 @@ on_lifecycle (virConnectPtr conn, virDomainPtr dom, int event, int detail, void 
     domain_found (d, dom);
   else if (event == VIR_DOMAIN_EVENT_STOPPED || event == VIR_DOMAIN_EVENT_CRASHED)
     domain_lost (d, virDomainGetName (dom));
+  if (event == VIR_DOMAIN_EVENT_DEFINED)
+    look_at_defined (d, dom);
   return 0;
 }
 
@@ -257,6 +276,40 @@ try_connect (VtLibvirtDiscovery *d)
     virDomainFree (doms[i]);
   }
   free (doms);
+  doms = NULL;
+  n = virConnectListAllDomains (d->conn, &doms,
+                                VIR_CONNECT_LIST_DOMAINS_INACTIVE | VIR_CONNECT_LIST_DOMAINS_PERSISTENT);
+  for (int i = 0; i < n; i++) {
+    look_at_defined (d, doms[i]);
+    virDomainFree (doms[i]);
+  }
+  free (doms);
+}
+
+static void
+on_placed (GObject *source, GAsyncResult *result, gpointer data)
+{
+  (void) source;
+  g_autofree char *what = data;
+  g_autoptr (GError) error = NULL;
+  if (vt_libvirt_pinned_place_finish (result, &error))
+    g_message ("%s", what);
+  else
+    g_warning ("%s; it starts as it is defined", error->message);
+}
+
+void
+vt_libvirt_discovery_place_at_start (VtLibvirtDiscovery *d, const char *name, const char *mode,
+                                     const char *nodeset)
+{
+  if (!d->conn) {
+    g_warning ("domain %s: no libvirt connection to set its numatune with", name);
+    return;
+  }
+  char *what = g_strdup_printf ("domain %s: its RAM will be pinned by VFIO: numatune memory "
+                                "mode %s on node(s) %s set in its definition, for its next start",
+                                name, mode, nodeset);
+  vt_libvirt_pinned_place_async (d->conn, name, mode, nodeset, d->cancel, on_placed, what);
 }
 
 static void

@@ -29,6 +29,11 @@ void vt_libvirt_discovery_register (VtLibvirtDiscovery *d, const char *name, con
 /* ... or stopped: dropped now, without waiting for libvirt's event, and no
  * longer looked for. */
 void vt_libvirt_discovery_unregister (VtLibvirtDiscovery *d, const char *name, const char *uuid);
+/* Sets numatune (memory mode "preferred" or "interleave", on `nodeset`)
+ * in a defined domain's persistent definition, for its next start; in a
+ * worker thread; the outcome is logged. */
+void vt_libvirt_discovery_place_at_start (VtLibvirtDiscovery *d, const char *name,
+                                          const char *mode, const char *nodeset);
 /* Whether a domain the hook registered is still being looked for. */
 gboolean vt_libvirt_discovery_is_pending (VtLibvirtDiscovery *d, const char *name,
                                           const char *uuid);

@@ -5,6 +5,7 @@
 #include <glib.h>
 
 #include "policy/vt-fair-share.h"
+#include "policy/vt-start-placement.h"
 
 __extension__ typedef unsigned __int128 Wide;
 
@@ -461,6 +462,41 @@ test_interleave_ratio (void)
   }
 }
 
+/* Where a VM that cannot move later starts: on the top tier when its share
+ * holds all of its RAM, over both when half, else on the slow tier; modes
+ * as named; off, nothing; without a slow node, the top tier. */
+static void
+test_start_placement (void)
+{
+  const guint64 G = 1ull << 30;
+  const struct {
+    guint64 ram, share;
+    VtTierMode mode;
+    int fast, slow;
+    const char *mode_name, *nodeset; /* NULL: nothing chosen */
+  } cases[] = {
+    { 4 * G, 4 * G, VT_TIER_MODE_AUTO, 0, 2, "preferred", "0" },
+    { 4 * G, 3 * G, VT_TIER_MODE_AUTO, 0, 2, "interleave", "0,2" },
+    { 4 * G, 2 * G, VT_TIER_MODE_AUTO, 0, 2, "interleave", "0,2" },
+    { 4 * G, 2 * G - 1, VT_TIER_MODE_AUTO, 0, 2, "preferred", "2" },
+    { 4 * G, 0, VT_TIER_MODE_AUTO, 1, -1, "preferred", "1" },
+    { 4 * G, 0, VT_TIER_MODE_FAST_ONLY, 0, 1, "preferred", "0" },
+    { 4 * G, 8 * G, VT_TIER_MODE_SLOW_ONLY, 0, 1, "preferred", "1" },
+    { 4 * G, 8 * G, VT_TIER_MODE_SLOW_ONLY, 0, -1, NULL, NULL },
+    { 4 * G, 8 * G, VT_TIER_MODE_INTERLEAVE, 1, 0, "interleave", "0,1" },
+    { 4 * G, 8 * G, VT_TIER_MODE_OFF, 0, 1, NULL, NULL },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
+    VtStartPlacement out = { NULL, NULL };
+    gboolean chosen = vt_start_placement (cases[i].ram, cases[i].share, cases[i].mode,
+                                          cases[i].fast, cases[i].slow, &out);
+    g_assert_cmpint (chosen, ==, cases[i].mode_name != NULL);
+    g_assert_cmpstr (out.mode, ==, cases[i].mode_name);
+    g_assert_cmpstr (out.nodeset, ==, cases[i].nodeset);
+    g_free (out.nodeset);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -476,5 +512,6 @@ main (int argc, char **argv)
   g_test_add_func ("/fair-share/large-values", test_large_values);
   g_test_add_func ("/fair-share/random-invariants", test_random_invariants);
   g_test_add_func ("/fair-share/mode-names", test_mode_names);
+  g_test_add_func ("/fair-share/start-placement", test_start_placement);
   return g_test_run ();
 }

@@ -6,6 +6,7 @@
 
 #include "common/vt-error.h"
 #include "discovery/vt-libvirt-discovery.h"
+#include "discovery/vt-libvirt-pinned.h"
 
 #define URI "test:///default"
 #define GHOST_XML                                                                                  \
@@ -37,7 +38,7 @@ on_metadata (const char *name, const char *xml, gpointer data)
                    g_strdup_printf ("metadata %s %s", name, xml ? xml : "none"));
 }
 
-static const VtDiscoveryEvents events = { on_found, on_lost, on_metadata };
+static const VtDiscoveryEvents events = { on_found, on_lost, on_metadata, NULL };
 
 static gboolean
 seen (Seen *s, const char *prefix)
@@ -168,11 +169,39 @@ test_registered_before_running (void)
   g_ptr_array_unref (s.log);
 }
 
+/* A domain whose RAM VFIO will pin: a PCI host device (driver vfio or
+ * none named), and no numatune of its own; a USB host device, another
+ * driver, an operator's numatune or no XML at all are not. */
+static void
+test_pinned_xml (void)
+{
+  const char *pci = "<hostdev mode='subsystem' type='pci' managed='yes'><source>"
+                    "<address domain='0x0000' bus='0x00' slot='0x04' function='0x0'/>"
+                    "</source></hostdev>";
+  g_autofree char *plain = g_strdup_printf ("<domain type='kvm'><name>vf</name><memory unit='MiB'>"
+                                            "512</memory><devices>%s</devices></domain>", pci);
+  g_assert_true (vt_libvirt_pinned_xml (plain));
+  g_autofree char *vfio = g_strdup_printf ("<domain><devices><hostdev type='pci'><driver "
+                                           "name='vfio'/></hostdev></devices></domain>");
+  g_assert_true (vt_libvirt_pinned_xml (vfio));
+  g_autofree char *tuned = g_strdup_printf ("<domain><numatune><memory mode='strict' "
+                                            "nodeset='1'/></numatune><devices>%s</devices>"
+                                            "</domain>", pci);
+  g_assert_false (vt_libvirt_pinned_xml (tuned));
+  g_assert_false (vt_libvirt_pinned_xml ("<domain><devices><hostdev type='usb'/></devices>"
+                                         "</domain>"));
+  g_assert_false (vt_libvirt_pinned_xml ("<domain><devices><hostdev type='pci'><driver "
+                                         "name='xen'/></hostdev></devices></domain>"));
+  g_assert_false (vt_libvirt_pinned_xml ("<domain><devices/></domain>"));
+  g_assert_false (vt_libvirt_pinned_xml ("not xml"));
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/libvirt-discovery/found-metadata-lost", test_found_metadata_lost);
   g_test_add_func ("/libvirt-discovery/registered-before-running", test_registered_before_running);
+  g_test_add_func ("/libvirt-discovery/pinned-xml", test_pinned_xml);
   return g_test_run ();
 }
