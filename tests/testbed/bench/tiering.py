@@ -364,6 +364,13 @@ class PerVmDamos(KernelDamos):
                      ("weights/sz_permil", 0), ("weights/nr_accesses_permil", 100),
                      ("weights/age_permil", 100)):
             w(f"{q}/{f}", v)
+        # The "temporal" goal tuner where the kernel has it (7.x): the whole
+        # quota while a goal is unmet, none once met. The default
+        # ("consist") grows the quota by how far the goal is: with node0
+        # 99% used against a 99.7% goal, 1 byte became 2 in 50 s on
+        # 7.2.13 and nothing moved.
+        if os.path.exists(f"{q}/goal_tuner"):
+            w(f"{q}/goal_tuner", "temporal")
         w(f"{q}/goals/nr_goals", len(goals))
         for i, (metric, target, path) in enumerate(goals):
             w(f"{q}/goals/{i}/target_metric", metric)
