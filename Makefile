@@ -99,7 +99,10 @@ bench: build
 
 # What tracking heat costs per VM, by guest size and count (prints a table).
 bench-tracking: build
-	tests/testbed/run --out $(BUILD)/bench/tracking tests/testbed/bench/tracking-cost.py
+	for k in stable current; do \
+	  tests/testbed/run --kernel $$k --timeout 5400 --out $(BUILD)/bench/tracking/$$k \
+	    tests/testbed/bench/tracking-cost.py --counts 1,2,4,8 || exit 1; \
+	done
 
 # The Debian packages vtier and vtier-guest (debian/), built with
 # dpkg-buildpackage -b -us -uc in a copy of the tree: the .debs, .changes and
