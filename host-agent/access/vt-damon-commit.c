@@ -5,6 +5,13 @@
 #include "common/vt-sysfs.h"
 #include "common/vt-task.h"
 
+/* DAMON's sysfs takes its one lock with trylock: while another user's
+ * state command holds it (up to an aggregation: seen on 7.2.13, a
+ * bench's update_schemes_stats beside vtierd's commit), a write says
+ * EBUSY. The worker may wait for it, up to 2 s. */
+#define BUSY_TRIES 400
+#define BUSY_WAIT_US 5000
+
 /* What a slot is to get next. */
 typedef struct {
   GPtrArray *files; /* path, value, path, value... */
@@ -46,7 +53,7 @@ write_wanted (VtDamonCommits *c, const char *slot_dir, Wanted **taken, GError **
   /* Every file before the commit, which reads them together. */
   for (guint i = 0; i + 1 < w->files->len; i += 2) {
     g_autofree char *path = g_build_filename (slot_dir, w->files->pdata[i], NULL);
-    if (!vt_sysfs_write (path, w->files->pdata[i + 1], error))
+    if (!vt_sysfs_write_patiently (path, w->files->pdata[i + 1], BUSY_TRIES, BUSY_WAIT_US, error))
       return FALSE;
   }
   return TRUE;
@@ -79,7 +86,7 @@ run_commit (gpointer data, gpointer user_data)
   }
   /* Blocks until the kdamond takes it: outside the lock. */
   g_autofree char *state = g_build_filename (slot_dir, "state", NULL);
-  if (wrote && vt_sysfs_write (state, "commit", &error)) {
+  if (wrote && vt_sysfs_write_patiently (state, "commit", BUSY_TRIES, BUSY_WAIT_US, &error)) {
     g_task_return_int (task, (gssize) w->generation);
   } else {
     g_prefix_error (&error, "%s, commit: ", w->label);

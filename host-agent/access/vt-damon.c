@@ -158,14 +158,7 @@ static gboolean
 slot_write (VtDamon *damon, guint slot, const char *rel, const char *value, GError **error)
 {
   g_autofree char *path = slot_path (damon, slot, rel);
-  g_autoptr (GError) local = NULL;
-  guint tries = 0;
-  gboolean ok;
-  while (!(ok = vt_sysfs_write (path, value, &local)) && retry_busy (&local, &tries))
-    ;
-  if (!ok)
-    g_propagate_error (error, g_steal_pointer (&local));
-  return ok;
+  return vt_sysfs_write_patiently (path, value, BUSY_TRIES, BUSY_WAIT_US, error);
 }
 
 static gboolean
@@ -904,7 +897,7 @@ on_commit_done (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer us
      * every later commit of the slot would fail too. The kernel engine is
      * then off for every VM (the caller sees why and moves them itself),
      * and the slot's monitoring goes again without them. */
-    if (slot->nr_schemes > 0) {
+    if (slot->nr_schemes > 0 && !g_error_matches (error, VT_ERROR, VT_ERROR_BUSY)) {
       g_warning ("%s; DAMOS schemes are off from now on", error->message);
       g_free (damon->damos_unsupported);
       damon->damos_unsupported = g_strdup_printf ("a commit of DAMOS schemes failed: %s",

@@ -103,6 +103,23 @@ vt_sysfs_write (const char *path, const char *value, GError **error)
 }
 
 gboolean
+vt_sysfs_write_patiently (const char *path, const char *value, guint tries, gulong wait_us,
+                          GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  for (guint i = 0;; i++) {
+    if (vt_sysfs_write (path, value, &local))
+      return TRUE;
+    if (!g_error_matches (local, VT_ERROR, VT_ERROR_BUSY) || i + 1 >= tries)
+      break;
+    g_clear_error (&local);
+    g_usleep (wait_us);
+  }
+  g_propagate_error (error, g_steal_pointer (&local));
+  return FALSE;
+}
+
+gboolean
 vt_sysfs_write_u64 (const char *path, guint64 value, GError **error)
 {
   char buf[32];

@@ -16,6 +16,11 @@ char *vt_sysfs_read (const char *path, GError **error);
 gboolean vt_sysfs_read_u64 (const char *path, guint64 *out, GError **error);
 gboolean vt_sysfs_write (const char *path, const char *value, GError **error);
 gboolean vt_sysfs_write_u64 (const char *path, guint64 value, GError **error);
+/* vt_sysfs_write, again after wait_us while the file says EBUSY, up to
+ * `tries` times: DAMON's sysfs takes its one lock with trylock, and any
+ * state command (vtierd's, damo's) holds it for a moment. */
+gboolean vt_sysfs_write_patiently (const char *path, const char *value, guint tries,
+                                   gulong wait_us, GError **error);
 gboolean vt_sysfs_exists (const char *path);
 
 /* Parses a node list such as "0-2,5" (ids 0..4095) into a sorted array of

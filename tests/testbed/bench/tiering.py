@@ -522,6 +522,11 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     samples, when90 = [], None
     while time.monotonic() - t0 < MEASURE_S:
         time.sleep(SAMPLE_S)
+        # A guest whose kernel said BUG or Oops stops using its memory (a
+        # vtierd run read such a guest's hot set cold and moved it down):
+        # no run of this boot counts any more; the runner boots again.
+        if testbed.guests_panicked():
+            testbed.end_if_a_guest_failed()
         gone = [g.name for g in guests if not g.alive()]
         if gone:  # the run is void: say so now, not at its end
             raise RuntimeError(f"guest(s) {', '.join(gone)} gone at +{time.monotonic() - t0:.0f} s")

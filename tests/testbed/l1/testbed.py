@@ -84,6 +84,17 @@ def _panicked():
             if GUEST_PANIC.search(read(g.log_path, "") or "")]
 
 
+def guests_panicked():
+    """The guests whose kernel said "BUG:", "Oops:" or panicked."""
+    return _panicked()
+
+
+def end_if_a_guest_failed():
+    """Ends the run as the emulated host's failure (the runner boots again)
+    when a guest vanished, panicked or hung."""
+    _exit_if_a_guest_vanished()
+
+
 def _vanished():
     gone = [g for g in _guests if not g.stopped and not g.alive()] or _panicked()
     if gone:
