@@ -38,7 +38,7 @@ vt_damos_tiering_equal (const VtDamosTiering *a, const VtDamosTiering *b)
          g_strcmp0 (a->memcg_path, b->memcg_path) == 0 &&
          a->promote_until_bp == b->promote_until_bp && a->demote_above_bp == b->demote_above_bp &&
          a->node_ceiling_bp == b->node_ceiling_bp && a->hot_permil == b->hot_permil &&
-         a->cold_permil == b->cold_permil && a->promote_min_age == b->promote_min_age &&
+         a->promote_min_age == b->promote_min_age &&
          a->demote_min_age == b->demote_min_age && a->bytes_per_s == b->bytes_per_s &&
          a->cpu_ms_per_s == b->cpu_ms_per_s;
 }
@@ -196,12 +196,15 @@ add_scheme (GPtrArray *files, guint s, guint target_index, const VtDamosTiering 
   add_u64 (files, s, "core_filters/0/damon_target_idx", target_index);
   add (files, s, "core_filters/0/matching", g_strdup ("N"));
   add (files, s, "core_filters/0/allow", g_strdup ("N"));
-  /* Of a region, the pages accessed since the last look come up and stay
-   * down (as the kernel's own tiering sample, samples/damon/mtier.c). */
-  add_u64 (files, s, "ops_filters/nr_filters", 1);
-  add (files, s, "ops_filters/0/type", g_strdup ("young"));
-  add (files, s, "ops_filters/0/matching", g_strdup ("Y"));
-  add (files, s, "ops_filters/0/allow", g_strdup (promote ? "Y" : "N"));
+  /* Of a hot region, the pages accessed since the last look come up (as
+   * the kernel's own tiering sample, samples/damon/mtier.c); what goes
+   * down is chosen by heat alone, coldest first. */
+  add_u64 (files, s, "ops_filters/nr_filters", promote ? 1 : 0);
+  if (promote) {
+    add (files, s, "ops_filters/0/type", g_strdup ("young"));
+    add (files, s, "ops_filters/0/matching", g_strdup ("Y"));
+    add (files, s, "ops_filters/0/allow", g_strdup ("Y"));
+  }
   add_u64 (files, s, "dests/nr_dests", 1);
   add_u64 (files, s, "dests/0/id", node);
   add_u64 (files, s, "dests/0/weight", 1);
@@ -214,9 +217,6 @@ vt_damos_tiering_files (GPtrArray *files, guint first, guint target_index,
 {
   guint max_acc = sample_us ? (guint) MAX (aggr_us / sample_us, 1) : 1;
   guint hot = MAX ((spec->hot_permil * max_acc + 999) / 1000, 1);
-  guint cold = spec->cold_permil * max_acc / 1000;
-  if (cold >= hot)
-    cold = hot - 1;
   const Goal up[] = {
     { "node_memcg_used_bp", spec->promote_until_bp, TRUE },
     { "node_mem_used_bp", spec->node_ceiling_bp, FALSE },
@@ -226,6 +226,6 @@ vt_damos_tiering_files (GPtrArray *files, guint first, guint target_index,
   };
   add_scheme (files, first, target_index, spec, features, TRUE, hot, max_acc,
               spec->promote_min_age, up, G_N_ELEMENTS (up));
-  add_scheme (files, first + 1, target_index, spec, features, FALSE, 0, cold,
+  add_scheme (files, first + 1, target_index, spec, features, FALSE, 0, max_acc,
               spec->demote_min_age, down, G_N_ELEMENTS (down));
 }

@@ -11,9 +11,13 @@
  *    the node than promote_until_bp (node_memcg_used_bp) and the node is
  *    used below node_ceiling_bp (node_mem_used_bp: the host's reserve).
  *    Of several goals the highest score wins, so either one stops it;
- *  - migrate_cold to the slow node: regions at most cold_permil, coldest
- *    and oldest first, while the memcg holds more of the fast node than
- *    demote_above_bp (node_memcg_free_bp below 10000 - that).
+ *  - migrate_cold to the slow node: any region, coldest and oldest first,
+ *    while the memcg holds more of the fast node than demote_above_bp
+ *    (node_memcg_free_bp below 10000 - that): what is above its share goes
+ *    down, warm and hot memory too when its cold memory is not enough, as
+ *    the user engine does under contention (its share is below its hot
+ *    memory only then). A first version took only regions at most 5% as
+ *    hot: a VM whose share fell below its hot set kept it.
  * Quotas: the bytes and CPU time per second vtierd's own mover gets; the
  * goal tuner "temporal" where the kernel has it (the whole quota while a
  * goal is unmet, none once it is met); and where the kernel can, only
@@ -41,7 +45,7 @@ typedef struct {
   guint promote_until_bp; /* 1..10000 */
   guint demote_above_bp;  /* 0..9999 */
   guint node_ceiling_bp;  /* 1..10000 */
-  guint hot_permil, cold_permil;           /* of the maximum nr_accesses */
+  guint hot_permil;                        /* of the maximum nr_accesses */
   guint promote_min_age, demote_min_age;   /* aggregations */
   guint64 bytes_per_s;
   guint cpu_ms_per_s;

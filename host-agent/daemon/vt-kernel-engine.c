@@ -170,7 +170,6 @@ spec_of (VmEngine *e, VtVm *vm, const VtTieringStats *st, const VtConfig *config
     .node_ceiling_bp = MAX (to_bp (total > st->top_keep_free ? total - st->top_keep_free : 0,
                                    total), 1),
     .hot_permil = MIN (vt_tracker_hot_threshold (t) * 1000 / max_accesses, 1000),
-    .cold_permil = config->cold_max_pct * 10,
     .promote_min_age = config->promote_min_age,
     .demote_min_age = config->demote_min_age,
     .bytes_per_s = config->migrate_bytes_per_s / MAX (n_kernel, 1),

@@ -6,7 +6,7 @@
  * promote while the VM's memcg holds less than its share (plus QEMU's own
  * memory there, which the memcg counts too, plus a margin through which
  * hot memory on the slow node is exchanged with its cold memory), demote
- * cold memory while it holds more. The move budget ([tiering]
+ * its coldest memory while it holds more. The move budget ([tiering]
  * migrate-mib-per-s, migrate-cpu-ms-per-s) is split between them. */
 #pragma once
 

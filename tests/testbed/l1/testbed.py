@@ -740,6 +740,39 @@ def check_checksums_and_finish(vtierd, guests, timeout=200):
     finish()
 
 
+def settle_shares(vtierd, guests, what, within, want=lambda pairs: True, tolerance=0.1):
+    """Polls until every guest's top-tier bytes (the probe) are within
+    `tolerance` of vtierd's share for it and want(pairs) holds, or `within`
+    s; returns the last (measured, target) pairs and the seconds it took
+    (None: not within)."""
+    t0 = time.monotonic()
+    while True:
+        pairs = [(top_tier_bytes(g), vtierd.vm(g.name)["target_bytes"]) for g in guests]
+        line = ", ".join(f"{g.name} {m >> 20}/{t >> 20} MiB" for g, (m, t) in zip(guests, pairs))
+        print(f"{what} +{time.monotonic() - t0:.0f} s: top tier/share {line}", flush=True)
+        good = all(t > 0 and abs(m - t) <= tolerance * t for m, t in pairs) and want(pairs)
+        if good or time.monotonic() - t0 > within:
+            return pairs, (time.monotonic() - t0) if good else None
+        time.sleep(5)
+
+
+def follows_3_to_1(vtierd, guests, pairs, tolerance=0.05):
+    """Whether the shares are the 3:1 weighted max-min split of the
+    capacity as it is now (the shares' sum, all of it in use while
+    contended) over the guests' demands (their hot bytes): the capacity is
+    what is free plus what the VMs hold, less the reserve, and L1's own
+    page cache moves it (seen: b's share 165 MiB against 152 MiB expected
+    from the capacity read before the change)."""
+    capacity = sum(t for _, t in pairs)
+    demand = [vtierd.vm(g.name)["demand_bytes"] for g in guests]
+    want_a = min(demand[0], capacity * 3 // 4)
+    want_b = min(demand[1], capacity - want_a)
+    print(f"   3:1 shares expected now: {guests[0].name} {want_a >> 20} MiB, "
+          f"{guests[1].name} {want_b >> 20} MiB", flush=True)
+    return (abs(pairs[0][1] - want_a) <= tolerance * want_a and
+            abs(pairs[1][1] - want_b) <= tolerance * want_b)
+
+
 def top_tier_bytes(guest):
     """The probe's count of the guest's RAM on node0, in bytes: all of it,
     as vtierd's share is for all of it (the guest kernel's memory too)."""

@@ -6,7 +6,6 @@ honored; weights changed live to 3:1 with `vtierctl set`, the shares follow
 within 60 s. Checksums pass. DRAM is made smaller first (a host process
 holds part of node0), so that guests of 500 MiB contend for it."""
 import subprocess
-import time
 
 import testbed
 from testbed import check, figure
@@ -28,20 +27,7 @@ vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n").start()
 
 
 def settle(what, within, want):
-    """Polls until every VM's top-tier bytes are within ±10% of vtierd's
-    computed share, or `within` s; returns the last (measured, target) pairs."""
-    t0 = time.monotonic()
-    while True:
-        pairs = []
-        for g in vms:
-            vm = vtierd.vm(g.name)
-            pairs.append((testbed.top_tier_bytes(g), vm["target_bytes"]))
-        line = ", ".join(f"{g.name} {m >> 20}/{t >> 20} MiB" for g, (m, t) in zip(vms, pairs))
-        print(f"{what} +{time.monotonic() - t0:.0f} s: top tier/share {line}", flush=True)
-        good = all(t > 0 and abs(m - t) <= 0.1 * t for m, t in pairs) and want(pairs)
-        if good or time.monotonic() - t0 > within:
-            return pairs, (time.monotonic() - t0) if good else None
-        time.sleep(5)
+    return testbed.settle_shares(vtierd, vms, what, within, want)
 
 
 pairs, when = settle("1:1", 180, lambda p: True)
@@ -57,23 +43,8 @@ check(all(abs(b - p) <= 0.05 * p + (8 << 20) for b, p in beliefs),
 ratio = pairs[0][1] / max(1, pairs[1][1])
 check(0.9 <= ratio <= 1.1, f"1:1: the shares are equal ({ratio:.2f})")
 
-def expected_3_to_1(pairs):
-    """The weighted max-min share at 3:1 over the same capacity (the sum of
-    the shares, all of it in use while contended) and demands (hot bytes)."""
-    capacity = sum(t for _, t in pairs)
-    demand = [vtierd.vm(g.name)["demand_bytes"] for g in vms]
-    a = min(demand[0], capacity * 3 // 4)
-    return a, min(demand[1], capacity - a)
-
-
 def follows_3_to_1(p):
-    """The shares are the 3:1 split of the capacity as it is now: the
-    capacity is what is free plus what the VMs hold, less the reserve, and
-    L1's own page cache moves it (seen: b's share 165 MiB against 152 MiB
-    expected from the capacity read before the change)."""
-    want_a, want_b = expected_3_to_1(p)
-    print(f"   3:1 shares expected now: a {want_a >> 20} MiB, b {want_b >> 20} MiB", flush=True)
-    return abs(p[0][1] - want_a) <= 0.05 * want_a and abs(p[1][1] - want_b) <= 0.05 * want_b
+    return testbed.follows_3_to_1(vtierd, vms, p)
 
 
 subprocess.run(["vtierctl", "set", "a", "--weight", "300"], check=True)

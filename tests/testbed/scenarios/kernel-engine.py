@@ -10,6 +10,7 @@ moved by the kernel; the kernel moves (pgmigrate, and vtierd's own mover
 moves nothing); within 180 s each VM's top-tier bytes (the probe) come
 within ±15% of its share; what vtierd believes is in the top tier is the
 probe's count; checksums pass."""
+import subprocess
 import time
 
 import testbed
@@ -54,18 +55,20 @@ for g in vms:
           f"{g.name}: vtierd says the kernel moves it (engine {e.get('engine')!r}"
           f"{', ' + e['engine_why'] if e.get('engine_why') else ''})")
 
-pairs, when = [], None
-while time.monotonic() - t0 < 180:
-    pairs = [(testbed.top_tier_bytes(g), vtierd.vm(g.name)["target_bytes"]) for g in vms]
-    line = ", ".join(f"{g.name} {m >> 20}/{t >> 20} MiB" for g, (m, t) in zip(vms, pairs))
-    print(f"+{time.monotonic() - t0:.0f} s: top tier/share {line}", flush=True)
-    if all(t > 0 and abs(m - t) <= 0.15 * t for m, t in pairs):
-        when = time.monotonic() - t0
-        break
-    time.sleep(5)
+pairs, when = testbed.settle_shares(vtierd, vms, "1:1", 180 - (time.monotonic() - t0),
+                                    tolerance=0.15)
 figure("shares_1_to_1", [(m >> 20, t >> 20) for m, t in pairs], "MiB")
 figure("time_to_share_s", round(when, 1) if when else None, "s")
-check(when is not None, f"each VM's top-tier bytes are within ±15% of its share in 180 s ({pairs})")
+check(when is not None, f"1:1: each VM's top-tier bytes are within ±15% of its share ({pairs})")
+
+# Weights 3:1, set live: the kernel follows the new goals.
+subprocess.run(["vtierctl", "set", "a", "--weight", "300"], check=True)
+pairs, when = testbed.settle_shares(vtierd, vms, "3:1", 90,
+                                    lambda p: testbed.follows_3_to_1(vtierd, vms, p),
+                                    tolerance=0.15)
+figure("shares_3_to_1", [(m >> 20, t >> 20) for m, t in pairs], "MiB")
+figure("time_to_follow_3_to_1_s", round(when, 1) if when else None, "s")
+check(when is not None, f"3:1 set live: the top tier follows the shares within 90 s ({pairs})")
 
 moved = (vmstat("pgmigrate_success") - moved_before) * 4096
 by_vtierd = sum(vtierd.vm(g.name)["promoted_bytes"] + vtierd.vm(g.name)["demoted_bytes"]
