@@ -740,6 +740,23 @@ def check_checksums_and_finish(vtierd, guests, timeout=200):
     finish()
 
 
+def spare_nic():
+    """The emulated host's spare NIC ("# testbed: iommu": an e1000e with no
+    network behind it) as its sysfs device directory, checked to be there
+    and in an IOMMU group, with vfio-pci loaded to take it."""
+    e1000e = ("0x8086", "0x10d3")
+    dev = next((d for d in glob.glob("/sys/bus/pci/devices/*")
+                if ((read(f"{d}/vendor") or "").strip(),
+                    (read(f"{d}/device") or "").strip()) == e1000e), None)
+    check(dev is not None, "L1 has the spare e1000e NIC to pass through")
+    check(os.path.exists(f"{dev}/iommu_group"),
+          f"{os.path.basename(dev)} is in an IOMMU group (intel_iommu=on: "
+          f"{(read('/proc/cmdline') or '').strip()})")
+    subprocess.run(["modprobe", "vfio-pci"], check=True)
+    subprocess.run(["modprobe", "vfio_iommu_type1"], check=False)
+    return dev
+
+
 def settle_shares(vtierd, guests, what, within, want=lambda pairs: True, tolerance=0.1):
     """Polls until every guest's top-tier bytes (the probe) are within
     `tolerance` of vtierd's share for it and want(pairs) holds, or `within`

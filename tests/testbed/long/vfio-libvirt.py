@@ -10,30 +10,16 @@ device and a numatune of its own ("tuned", strict on node 1) is left as
 it is: an operator's numatune wins. Then vf starts: its RAM is on node0
 (QEMU's numa_maps), and vtierd says it is pinned by a VFIO device.
 Not in make check: `make check-vfio`."""
-import glob
 import os
 import re
-import subprocess
 import time
 
 import testbed
 from testbed import check, figure
 
-E1000E = ("0x8086", "0x10d3")
-
-
-def read(path):
-    with open(path) as f:
-        return f.read().strip()
-
-
-dev = next((d for d in glob.glob("/sys/bus/pci/devices/*")
-            if (read(f"{d}/vendor"), read(f"{d}/device")) == E1000E), None)
-check(dev is not None, "L1 has the spare e1000e NIC to pass through")
+dev = testbed.spare_nic()
 domain, bus, slot_fn = os.path.basename(dev).split(":")
 slot, function = slot_fn.split(".")
-subprocess.run(["modprobe", "vfio-pci"], check=True)
-subprocess.run(["modprobe", "vfio_iommu_type1"], check=False)
 testbed.libvirtd_start()
 vtierd = testbed.Vtierd("[discovery]\nlibvirt=true\n").start()
 

@@ -13,31 +13,14 @@ fails to tier, spends no move on it (nothing promoted, demoted, failed
 or busy), and its memory stays where the start placement put it (QEMU's
 numa_maps per node, at the start and 40 s later).
 Not in make check: `make check-vfio`."""
-import glob
 import os
-import subprocess
 import time
 
 import testbed
 from testbed import check, figure
 
-E1000E = ("0x8086", "0x10d3")
-
-
-def read(path):
-    with open(path) as f:
-        return f.read().strip()
-
-
-dev = next((d for d in glob.glob("/sys/bus/pci/devices/*")
-            if (read(f"{d}/vendor"), read(f"{d}/device")) == E1000E), None)
-check(dev is not None, "L1 has the spare e1000e NIC to pass through")
+dev = testbed.spare_nic()
 bdf = os.path.basename(dev)
-check(os.path.exists(f"{dev}/iommu_group"),
-      f"{bdf} is in an IOMMU group (intel_iommu=on: "
-      f"{open('/proc/cmdline').read().strip()})")
-subprocess.run(["modprobe", "vfio-pci"], check=True)
-subprocess.run(["modprobe", "vfio_iommu_type1"], check=False)
 with open(f"{dev}/driver_override", "w") as f:
     f.write("vfio-pci")
 if os.path.exists(f"{dev}/driver"):
