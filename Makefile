@@ -75,14 +75,14 @@ demo: build
 	tests/testbed/run tests/testbed/demo.py
 
 # No tiering / NUMA balancing tiering mode / DAMOS as HMSDK / per-VM DAMOS /
-# vtierd on the same guests, a case where the hot sets fit and one where
+# vtierd / vtierd's kernel engine on the same guests, a case where the hot sets fit and one where
 # they do not, BENCH_RUNS runs each: a table of medians and spreads on
 # stdout, tiering-all.json and tiering.png in the results. One boot per
 # kernel (a boot the emulated host loses resumes where it stopped):
 # trixie's 6.12, and Debian unstable's, whose DAMOS migrates a process's
-# pages (per-VM DAMOS needs it).
+# pages (per-VM DAMOS and the kernel engine need it).
 BENCH_POLICIES_STABLE = none numa-balancing damos-hmsdk vtierd
-BENCH_POLICIES_CURRENT = damos-vaddr vtierd
+BENCH_POLICIES_CURRENT = damos-vaddr vtierd vtierd-kernel
 BENCH_RUNS = 3
 BENCH_MEASURE_S = 120
 bench: build
