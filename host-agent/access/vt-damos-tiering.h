@@ -46,7 +46,7 @@ typedef struct {
   guint demote_above_bp;  /* 0..9999 */
   guint node_ceiling_bp;  /* 1..10000 */
   guint hot_permil;                        /* of the maximum nr_accesses */
-  guint promote_min_age, demote_min_age;   /* aggregations */
+  guint promote_min_age;                   /* aggregations */
   guint64 bytes_per_s;
   guint cpu_ms_per_s;
 } VtDamosTiering;

@@ -176,7 +176,6 @@ spec_of (VmEngine *e, VtVm *vm, const VtTieringStats *st, const VtConfig *config
                                    total), 1),
     .hot_permil = MIN (vt_tracker_hot_threshold (t) * 1000 / max_accesses, 1000),
     .promote_min_age = config->promote_min_age,
-    .demote_min_age = config->demote_min_age,
     .bytes_per_s = config->migrate_bytes_per_s / MAX (n_kernel, 1),
     .cpu_ms_per_s = MAX (config->migrate_cpu_ms_per_s / MAX (n_kernel, 1), 1),
   };

@@ -1440,7 +1440,7 @@ put_damos_dirs (FakeHost *host, guint slot, gboolean dests)
 static const VtDamosTiering test_spec = {
   .fast_node = 0, .slow_node = 1, .memcg_path = (char *) "/machine.slice/machine-qemu\\x2d1\\x2dvm.scope",
   .promote_until_bp = 3000, .demote_above_bp = 2500, .node_ceiling_bp = 9000,
-  .hot_permil = 100, .promote_min_age = 0, .demote_min_age = 25,
+  .hot_permil = 100, .promote_min_age = 2,
   .bytes_per_s = 128 << 20, .cpu_ms_per_s = 250,
 };
 
@@ -1491,7 +1491,7 @@ test_kernel_engine_schemes (void)
     assert_slot_file (host, 0, weight, "100");
   }
   /* Up: hot from 10% of 50 samples, while the memcg holds < 30% of node 0
-   * and node 0 is < 90% used; down: any heat, coldest first, aged 25, while the
+   * and node 0 is < 90% used, aged 2; down: any heat and age, coldest first, while the
    * memcg holds > 25%. */
   assert_slot_file (host, 0, SCHEME (0, "access_pattern/nr_accesses/min"), "5");
   assert_slot_file (host, 0, SCHEME (0, "access_pattern/nr_accesses/max"), "50");
@@ -1508,7 +1508,8 @@ test_kernel_engine_schemes (void)
   assert_slot_file (host, 0, SCHEME (1, "access_pattern/nr_accesses/min"), "0");
   assert_slot_file (host, 0, SCHEME (1, "access_pattern/nr_accesses/max"), "50");
   assert_slot_file (host, 0, SCHEME (1, "quotas/weights/age_permil"), "100");
-  assert_slot_file (host, 0, SCHEME (1, "access_pattern/age/min"), "25");
+  assert_slot_file (host, 0, SCHEME (0, "access_pattern/age/min"), "2");
+  assert_slot_file (host, 0, SCHEME (1, "access_pattern/age/min"), "0");
   assert_slot_file (host, 0, SCHEME (1, "dests/0/id"), "1");
   assert_slot_file (host, 0, SCHEME (1, "quotas/goals/nr_goals"), "1");
   assert_slot_file (host, 0, SCHEME (1, "quotas/goals/0/target_metric"), "node_memcg_free_bp");
