@@ -2,7 +2,7 @@
 BUILD ?= build
 export VTIER_BUILD_DIR := $(abspath $(BUILD))
 
-.PHONY: all deps build check check-matrix check-long check-qemu-patched check-af-xdp check-vfio soak unit demo bench bench-tracking deb qemu-patched clean
+.PHONY: all deps build check check-matrix check-long check-qemu-patched check-af-xdp check-vfio check-kernel-engine soak unit demo bench bench-tracking deb qemu-patched clean
 
 all: build
 
@@ -62,6 +62,11 @@ check-qemu-patched: build
 
 check-af-xdp: build
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/af-xdp tests/testbed/long/af-xdp.py
+
+# The kernel engine on the current kernel (engine=kernel). Not in make
+# check yet: a VM above its share keeps its hot memory (see the scenario).
+check-kernel-engine: build
+	tests/testbed/run --timeout 1800 --out $(BUILD)/long/kernel-engine tests/testbed/long/kernel-engine.py
 
 check-vfio: build
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/vfio tests/testbed/long/vfio.py
