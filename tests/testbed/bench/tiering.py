@@ -73,7 +73,7 @@ DRAM_CONTENDED_MIB = 300
 START_MAX = 0.05
 RUNS_DIR = os.path.join(testbed.RESULTS, "runs")
 SAMPLE_S = 10
-ADMIN = "/sys/kernel/mm/damon/admin/kdamonds"
+ADMIN = testbed.DAMON_ADMIN
 
 
 def w(path, value):
@@ -154,67 +154,7 @@ class KernelDamos:
         free_kdamonds()
 
     def report(self):
-        return damos_report()
-
-
-def ask(kdamond, command):
-    """A command to a kdamond's state file, given up after 5 s: on 7.2 it
-    waits for the kdamond to serve it (update_schemes_tried_bytes waited
-    for good on a kdamond that applied no scheme, and stalled a run)."""
-    state = f"{ADMIN}/{kdamond}/state"
-    r = subprocess.run(["timeout", "5", "sh", "-c", f"echo {command} > {state}"],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise OSError(f"{command}: {r.stderr.strip() or 'no answer in 5 s'}")
-
-
-def damos_report():
-    """Per kdamond that is on and per scheme, what DAMOS did so far and
-    why: bytes tried and applied, quota exceeded, its effective quota and
-    each goal's current value (the kernel fills these on request)."""
-    lines = []
-    if os.path.exists(f"{ADMIN}/nr_kdamonds"):
-        for k in range(int(testbed.read(f"{ADMIN}/nr_kdamonds"))):
-            state = testbed.read(f"{ADMIN}/{k}/state", "").strip()
-            if state != "on":
-                lines.append(f"kdamond {k}: {state}")
-                continue
-            try:
-                ask(k, "update_schemes_stats")
-                ask(k, "update_schemes_effective_quotas")
-            except OSError as e:
-                lines.append(f"kdamond {k}: {e}")
-                continue
-            iv = f"{ADMIN}/{k}/contexts/0/monitoring_attrs/intervals"
-            if os.path.exists(f"{iv}/intervals_goal"):
-                try:  # what intervals_goal made of them (6.15+)
-                    ask(k, "update_tuned_intervals")
-                except OSError as e:
-                    lines.append(f"kdamond {k}: {e}")
-            tg = f"{ADMIN}/{k}/contexts/0/targets"
-            pids = [testbed.read(f"{tg}/{t}/pid_target", "?").strip()
-                    for t in range(int(testbed.read(f"{tg}/nr_targets", "0")))]
-            lines.append(f"kdamond {k} (pid {testbed.read(f'{ADMIN}/{k}/pid', '?').strip()}, "
-                         f"targets {' '.join(pids)}): sample "
-                         f"{testbed.read(f'{iv}/sample_us', '?').strip()} us, "
-                         f"aggr {testbed.read(f'{iv}/aggr_us', '?').strip()} us")
-            s = f"{ADMIN}/{k}/contexts/0/schemes"
-            for i in range(int(testbed.read(f"{s}/nr_schemes"))):
-                st = {f: testbed.read(f"{s}/{i}/stats/{f}", "?").strip()
-                      for f in ("sz_tried", "sz_applied", "qt_exceeds")}
-                q = f"{s}/{i}/quotas"
-                goals = []
-                gdir = f"{q}/goals"
-                for g in range(int(testbed.read(f"{gdir}/nr_goals", "0"))):
-                    goals.append(f"{testbed.read(f'{gdir}/{g}/target_metric', '?').strip()} "
-                                 f"{testbed.read(f'{gdir}/{g}/current_value', '?').strip()}"
-                                 f"/{testbed.read(f'{gdir}/{g}/target_value', '?').strip()}")
-                lines.append(f"kdamond {k} scheme {i} {testbed.read(f'{s}/{i}/action', '?').strip()}: "
-                             f"tried {st['sz_tried']} applied {st['sz_applied']} "
-                             f"quota exceeded {st['qt_exceeds']} effective "
-                             f"{testbed.read(f'{q}/effective_bytes', '?').strip()} "
-                             f"goals {', '.join(goals) or '-'}")
-    return lines
+        return testbed.damos_report()
 
 
 class HmsdkDamos(KernelDamos):
@@ -482,7 +422,7 @@ class WithVtierdKernel(WithVtierd):
         return self
 
     def report(self):
-        lines = damos_report()
+        lines = testbed.damos_report()
         for name in ("idle", "a", "b"):
             vm = self.vtierd.vm(name) or {}
             lines.append(f"{name}: engine {vm.get('engine', '?')} {vm.get('engine_why', '')} "

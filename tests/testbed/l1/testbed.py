@@ -740,6 +740,69 @@ def check_checksums_and_finish(vtierd, guests, timeout=200):
     finish()
 
 
+DAMON_ADMIN = "/sys/kernel/mm/damon/admin/kdamonds"
+
+
+def ask(kdamond, command):
+    """A command to a kdamond's state file, given up after 5 s: on 7.2 it
+    waits for the kdamond to serve it (update_schemes_tried_bytes waited
+    for good on a kdamond that applied no scheme, and stalled a run)."""
+    state = f"{DAMON_ADMIN}/{kdamond}/state"
+    r = subprocess.run(["timeout", "5", "sh", "-c", f"echo {command} > {state}"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise OSError(f"{command}: {r.stderr.strip() or 'no answer in 5 s'}")
+
+
+def damos_report():
+    """Per kdamond that is on and per scheme, what DAMOS did so far and
+    why: bytes tried and applied, quota exceeded, its effective quota and
+    each goal's current value (the kernel fills these on request)."""
+    lines = []
+    if os.path.exists(f"{DAMON_ADMIN}/nr_kdamonds"):
+        for k in range(int(read(f"{DAMON_ADMIN}/nr_kdamonds"))):
+            state = read(f"{DAMON_ADMIN}/{k}/state", "").strip()
+            if state != "on":
+                lines.append(f"kdamond {k}: {state}")
+                continue
+            try:
+                ask(k, "update_schemes_stats")
+                ask(k, "update_schemes_effective_quotas")
+            except OSError as e:
+                lines.append(f"kdamond {k}: {e}")
+                continue
+            iv = f"{DAMON_ADMIN}/{k}/contexts/0/monitoring_attrs/intervals"
+            if os.path.exists(f"{iv}/intervals_goal"):
+                try:  # what intervals_goal made of them (6.15+)
+                    ask(k, "update_tuned_intervals")
+                except OSError as e:
+                    lines.append(f"kdamond {k}: {e}")
+            tg = f"{DAMON_ADMIN}/{k}/contexts/0/targets"
+            pids = [read(f"{tg}/{t}/pid_target", "?").strip()
+                    for t in range(int(read(f"{tg}/nr_targets", "0")))]
+            lines.append(f"kdamond {k} (pid {read(f'{DAMON_ADMIN}/{k}/pid', '?').strip()}, "
+                         f"targets {' '.join(pids)}): sample "
+                         f"{read(f'{iv}/sample_us', '?').strip()} us, "
+                         f"aggr {read(f'{iv}/aggr_us', '?').strip()} us")
+            s = f"{DAMON_ADMIN}/{k}/contexts/0/schemes"
+            for i in range(int(read(f"{s}/nr_schemes"))):
+                st = {f: read(f"{s}/{i}/stats/{f}", "?").strip()
+                      for f in ("sz_tried", "sz_applied", "qt_exceeds")}
+                q = f"{s}/{i}/quotas"
+                goals = []
+                gdir = f"{q}/goals"
+                for g in range(int(read(f"{gdir}/nr_goals", "0"))):
+                    goals.append(f"{read(f'{gdir}/{g}/target_metric', '?').strip()} "
+                                 f"{read(f'{gdir}/{g}/current_value', '?').strip()}"
+                                 f"/{read(f'{gdir}/{g}/target_value', '?').strip()}")
+                lines.append(f"kdamond {k} scheme {i} {read(f'{s}/{i}/action', '?').strip()}: "
+                             f"tried {st['sz_tried']} applied {st['sz_applied']} "
+                             f"quota exceeded {st['qt_exceeds']} effective "
+                             f"{read(f'{q}/effective_bytes', '?').strip()} "
+                             f"goals {', '.join(goals) or '-'}")
+    return lines
+
+
 def spare_nic():
     """The emulated host's spare NIC ("# testbed: iommu": an e1000e with no
     network behind it) as its sysfs device directory, checked to be there

@@ -72,6 +72,9 @@ subprocess.run(["vtierctl", "set", "a", "--weight", "300"], check=True)
 pairs, when = testbed.settle_shares(vtierd, vms, "3:1", 90,
                                     lambda p: testbed.follows_3_to_1(vtierd, vms, p),
                                     tolerance=0.15)
+# What the schemes did: bytes tried and applied, quota, goals.
+for line in testbed.damos_report():
+    print(f"  {line}", flush=True)
 figure("shares_3_to_1", [(m >> 20, t >> 20) for m, t in pairs], "MiB")
 figure("time_to_follow_3_to_1_s", round(when, 1) if when else None, "s")
 check(when is not None, f"3:1 set live: the top tier follows the shares within 90 s ({pairs})")
