@@ -140,6 +140,35 @@ on_planned (gpointer data)
 
 /* ---- what discovery reports ---- */
 
+/* A domain's share of the top tier were it to start now with all of its
+ * RAM wanting it, beside the VMs running now with their demands: the
+ * same weighted max-min division the tiering engine makes each round
+ * (vt-fair-share.h), so others' mins and caps count. */
+static guint64
+pinned_share (VtManager *m, const VtVmPolicy *p, guint64 ram_bytes, guint64 capacity)
+{
+  g_autoptr (GArray) req = g_array_new (FALSE, FALSE, sizeof (VtShareRequest));
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init (&it, m->vms);
+  while (g_hash_table_iter_next (&it, &key, &value)) {
+    VtVm *vm = value;
+    VtVmPolicy q = vt_policies_get (m->policies, key, NULL);
+    const VtRamMap *map = vt_vm_get_ram_map (vm);
+    VtTracker *t = vt_vm_get_tracker (vm);
+    const VtTieringStats *st = m->tiering ? vt_tiering_stats (m->tiering, vm) : NULL;
+    guint64 size = map ? map->total : 0;
+    VtShareRequest r = { q.weight, q.min, q.max, q.mode, size,
+                         t ? vt_tracker_demand_bytes (t) : size, st ? st->top_bytes : 0 };
+    g_array_append_val (req, r);
+  }
+  VtShareRequest own = { p->weight, p->min, p->max, p->mode, ram_bytes, ram_bytes, 0 };
+  g_array_append_val (req, own);
+  g_autofree guint64 *targets = g_new0 (guint64, req->len);
+  vt_fair_share_compute (capacity, (const VtShareRequest *) req->data, req->len, targets);
+  return targets[req->len - 1];
+}
+
 /* A defined domain whose RAM a VFIO device will pin ([tiering]
  * place-pinned): its RAM's placement at start from its policy (its
  * metadata, else what vtierd has for its name) and its weighted share of
@@ -166,16 +195,7 @@ on_pinned_defined (const char *name, const char *uuid, guint64 ram_bytes, const 
   }
   guint64 capacity = tiers->top_total > m->config->reserve_bytes
                        ? tiers->top_total - m->config->reserve_bytes : 0;
-  guint64 weights = p.weight;
-  GHashTableIter it;
-  gpointer key;
-  g_hash_table_iter_init (&it, m->vms);
-  while (g_hash_table_iter_next (&it, &key, NULL)) {
-    VtVmPolicy q = vt_policies_get (m->policies, key, NULL);
-    weights += q.mode == VT_TIER_MODE_OFF ? 0 : q.weight;
-  }
-  guint64 share = (guint64) ((double) capacity * p.weight / (double) MAX (weights, 1));
-  share = MIN (MAX (share, p.min), p.max);
+  guint64 share = pinned_share (m, &p, ram_bytes, capacity);
   int fast = vt_host_tiers_pick (tiers, TRUE, NULL, fast_nodes);
   int slow = vt_host_tiers_pick (tiers, FALSE, NULL, slow_nodes);
   VtStartPlacement placement;
