@@ -55,7 +55,7 @@ the probe's count of that VM's RAM on node0, at the end. A set-up that did
 not come out as intended is a failed check that says so.
 
 Inside L1: run_case(parse_id(ID)) (tests/testbed/matrix/case.py ID). On the
-host: tests/testbed/matrix/cases list|ids|pick SEED [N]|table DIR...
+host: tests/testbed/matrix/cases list|ids|pick SEED [N [WITHIN_S]]|table DIR...
 """
 
 import itertools
@@ -141,11 +141,32 @@ def ids():
     return [case_id(c) for c in generate()]
 
 
-def pick(seed, n=1):
+# What one case takes in make check, its boot included, with L1 on one CPU
+# (stop 30's runs: 2-VM cases 187-279 s, 4-VM ones 475-590 s).
+CASE_S = {"2vm": 300, "4vm": 620}
+
+
+def case_seconds(cid):
+    return CASE_S[parse_id(cid)["vms"]]
+
+
+def pick(seed, n=1, within=None):
     """n cases in turn from seed % (number of cases): a seed a day walks
-    through the whole matrix."""
+    through the whole matrix. With `within` (seconds), only cases that
+    still fit in it by CASE_S, the next ones in turn taking the place of
+    those that do not."""
     all_ids = ids()
-    return [all_ids[(seed + k) % len(all_ids)] for k in range(min(n, len(all_ids)))]
+    chosen = []
+    for k in range(len(all_ids)):
+        if len(chosen) == n:
+            break
+        cid = all_ids[(seed + k) % len(all_ids)]
+        if within is not None:
+            if case_seconds(cid) > within:
+                continue
+            within -= case_seconds(cid)
+        chosen.append(cid)
+    return chosen
 
 
 # ---- one case, inside L1 ---------------------------------------------------
@@ -647,7 +668,7 @@ def table(dirs):
 
 
 def main(argv):
-    usage = "usage: cases list | ids | pick SEED [N] | table RESULT-DIR..."
+    usage = "usage: cases list | ids | pick SEED [N [WITHIN_S]] | table RESULT-DIR..."
     if not argv:
         print(usage, file=sys.stderr)
         return 2
@@ -662,8 +683,9 @@ def main(argv):
               "in all)", file=sys.stderr)
     elif cmd == "ids":
         print("\n".join(ids()))
-    elif cmd == "pick" and 1 <= len(args) <= 2:
-        print("\n".join(pick(int(args[0]), int(args[1]) if len(args) > 1 else 1)))
+    elif cmd == "pick" and 1 <= len(args) <= 3:
+        within = float(args[2]) if len(args) > 2 else None
+        print("\n".join(pick(int(args[0]), int(args[1]) if len(args) > 1 else 1, within)))
     elif cmd == "table" and args:
         return 0 if table(args) else 1
     else:

@@ -1,6 +1,5 @@
 #!/usr/bin/python3
 # testbed: needs=qemu-patched
-# testbed: one-cpu
 """L2 guests on the QEMU of qemu-patches/ (issue 13; image/build
 qemu-patched, through the job's share), vtierd with its defaults but a
 dirty-page window every 5 s:
