@@ -696,14 +696,15 @@ slot_files (const VtDamon *damon, DamonSlot *slot, gboolean whole)
       add_u64 (files, g_strdup_printf (CTX "targets/%u/regions/%u/end", i, r), range->end);
     }
   }
-  /* The VMs the kernel tiers: two schemes each, kept to their target.
+  /* The VMs the kernel tiers: VT_DAMOS_TIERING_SCHEMES each, kept to
+   * their target.
    * Where there are or were some, and on a stopped kdamond of a kernel
    * that can (one vtierd left behind may have some): kernels and trees
    * without schemes are left as they are. */
   guint nr_schemes = 0;
   for (guint i = 0; i < slot->targets->len; i++) {
     const Target *t = slot->targets->pdata[i];
-    nr_schemes += target_is_live (t) && t->tiering ? 2 : 0;
+    nr_schemes += target_is_live (t) && t->tiering ? VT_DAMOS_TIERING_SCHEMES : 0;
   }
   if (nr_schemes > 0 || slot->nr_schemes > 0 || (whole && !damon->damos_unsupported))
     add_u64 (files, g_strdup (CTX "schemes/nr_schemes"), nr_schemes);
@@ -713,7 +714,7 @@ slot_files (const VtDamon *damon, DamonSlot *slot, gboolean whole)
     if (!target_is_live (t) || !t->tiering)
       continue;
     vt_damos_tiering_files (files, s, i, t->tiering, &damon->damos, sample_us, aggr_us);
-    s += 2;
+    s += VT_DAMOS_TIERING_SCHEMES;
   }
   return files;
 }

@@ -36,7 +36,7 @@ vt_damos_tiering_equal (const VtDamosTiering *a, const VtDamosTiering *b)
     return a == b;
   return a->fast_node == b->fast_node && a->slow_node == b->slow_node &&
          g_strcmp0 (a->memcg_path, b->memcg_path) == 0 &&
-         a->promote_until_bp == b->promote_until_bp && a->demote_above_bp == b->demote_above_bp &&
+         a->promote_until_bp == b->promote_until_bp &&
          a->node_ceiling_bp == b->node_ceiling_bp && a->hot_permil == b->hot_permil &&
          a->promote_min_age == b->promote_min_age &&
          a->bytes_per_s == b->bytes_per_s &&
@@ -149,11 +149,11 @@ typedef struct {
 
 static void
 add_scheme (GPtrArray *files, guint s, guint target_index, const VtDamosTiering *spec,
-            const VtDamosFeatures *f, gboolean promote, guint min_acc, guint max_acc,
-            guint min_age, const Goal *goals, guint n_goals)
+            const VtDamosFeatures *f, guint min_acc, guint max_acc, guint min_age,
+            const Goal *goals, guint n_goals)
 {
-  guint node = promote ? spec->fast_node : spec->slow_node;
-  add (files, s, "action", g_strdup (promote ? "migrate_hot" : "migrate_cold"));
+  guint node = spec->fast_node;
+  add (files, s, "action", g_strdup ("migrate_hot"));
   add_u64 (files, s, "target_nid", node);
   add_u64 (files, s, "apply_interval_us", 0); /* every aggregation */
   add_u64 (files, s, "access_pattern/sz/min", 0);
@@ -162,11 +162,12 @@ add_scheme (GPtrArray *files, guint s, guint target_index, const VtDamosTiering 
   add_u64 (files, s, "access_pattern/nr_accesses/max", max_acc);
   add_u64 (files, s, "access_pattern/age/min", min_age);
   add_u64 (files, s, "access_pattern/age/max", G_MAXUINT32);
-  add_u64 (files, s, "quotas/ms", spec->cpu_ms_per_s);
+  /* Charged only what moves, a time quota collapses (vt-damos-tiering.h). */
+  add_u64 (files, s, "quotas/ms", f->fail_charge ? 0 : spec->cpu_ms_per_s);
   add_u64 (files, s, "quotas/bytes", MAX (spec->bytes_per_s, 4096));
   add_u64 (files, s, "quotas/reset_interval_ms", RESET_INTERVAL_MS);
   /* The sysfs defaults are 0: every region would score alike and go in
-   * address order. Hottest first up, coldest and oldest first down. */
+   * address order. Hottest first. */
   add_u64 (files, s, "quotas/weights/sz_permil", 0);
   add_u64 (files, s, "quotas/weights/nr_accesses_permil", 100);
   add_u64 (files, s, "quotas/weights/age_permil", 100);
@@ -197,14 +198,11 @@ add_scheme (GPtrArray *files, guint s, guint target_index, const VtDamosTiering 
   add (files, s, "core_filters/0/matching", g_strdup ("N"));
   add (files, s, "core_filters/0/allow", g_strdup ("N"));
   /* Of a hot region, the pages accessed since the last look come up (as
-   * the kernel's own tiering sample, samples/damon/mtier.c); what goes
-   * down is chosen by heat alone, coldest first. */
-  add_u64 (files, s, "ops_filters/nr_filters", promote ? 1 : 0);
-  if (promote) {
-    add (files, s, "ops_filters/0/type", g_strdup ("young"));
-    add (files, s, "ops_filters/0/matching", g_strdup ("Y"));
-    add (files, s, "ops_filters/0/allow", g_strdup ("Y"));
-  }
+   * the kernel's own tiering sample, samples/damon/mtier.c). */
+  add_u64 (files, s, "ops_filters/nr_filters", 1);
+  add (files, s, "ops_filters/0/type", g_strdup ("young"));
+  add (files, s, "ops_filters/0/matching", g_strdup ("Y"));
+  add (files, s, "ops_filters/0/allow", g_strdup ("Y"));
   add_u64 (files, s, "dests/nr_dests", 1);
   add_u64 (files, s, "dests/0/id", node);
   add_u64 (files, s, "dests/0/weight", 1);
@@ -221,16 +219,6 @@ vt_damos_tiering_files (GPtrArray *files, guint first, guint target_index,
     { "node_memcg_used_bp", spec->promote_until_bp, TRUE },
     { "node_mem_used_bp", spec->node_ceiling_bp, FALSE },
   };
-  const Goal down[] = {
-    { "node_memcg_free_bp", 10000 - MIN (spec->demote_above_bp, 9999), TRUE },
-  };
-  add_scheme (files, first, target_index, spec, features, TRUE, hot, max_acc,
-              spec->promote_min_age, up, G_N_ELEMENTS (up));
-  /* Down at any age: a hot set's regions seldom keep one access count
-   * for long (their age restarts), and with an age floor a VM whose share
-   * fell below its hot set kept it (a live 3:1 in the kernel-engine
-   * scenario: 100 MiB above its share for 90 s). Its goal stops it at
-   * its share; the cold score puts the coldest and oldest first. */
-  add_scheme (files, first + 1, target_index, spec, features, FALSE, 0, max_acc, 0, down,
-              G_N_ELEMENTS (down));
+  add_scheme (files, first, target_index, spec, features, hot, max_acc, spec->promote_min_age, up,
+              G_N_ELEMENTS (up));
 }

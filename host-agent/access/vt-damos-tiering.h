@@ -1,28 +1,32 @@
 /* The kernel as vtierd's tiering engine (issue 12): DAMOS schemes that move
  * one VM's memory, in the kdamond context that already monitors it (one
  * context, a target per QEMU process: vt-damon.h). vtierd still divides
- * the top tier (policy/); the kernel moves the pages toward each VM's
- * share. Per VM two schemes, each kept to its target by one core filter
- * (type target, matching N, allow N: other targets' memory is rejected,
- * and the target's own stays allowed by default, so ops filters still
- * apply; rejected regions are not charged to the quota):
- *  - migrate_hot to the fast node: regions at least hot_permil of the
- *    maximum accesses, hottest first, while the VM's memcg holds less of
- *    the node than promote_until_bp (node_memcg_used_bp) and the node is
- *    used below node_ceiling_bp (node_mem_used_bp: the host's reserve).
- *    Of several goals the highest score wins, so either one stops it;
- *  - migrate_cold to the slow node: any region, coldest and oldest first,
- *    while the memcg holds more of the fast node than demote_above_bp
- *    (node_memcg_free_bp below 10000 - that): what is above its share goes
- *    down, warm and hot memory too when its cold memory is not enough, as
- *    the user engine does under contention (its share is below its hot
- *    memory only then). A first version took only regions at most 5% as
- *    hot: a VM whose share fell below its hot set kept it.
- * Quotas: the bytes and CPU time per second vtierd's own mover gets; the
- * goal tuner "temporal" where the kernel has it (the whole quota while a
- * goal is unmet, none once it is met); and where the kernel can, only
- * bytes that moved are charged (a region already on its node costs
- * nothing).
+ * the top tier (policy/); the kernel promotes each VM's hot memory toward
+ * its share, and vtierd's own mover demotes what is above it. Per VM one
+ * scheme, kept to its target by one core filter (type target, matching
+ * N, allow N: other targets' memory is rejected, and the target's own
+ * stays allowed by default, so ops filters still apply; rejected regions
+ * are not charged to the quota): migrate_hot to the fast node, regions at
+ * least hot_permil of the maximum accesses, hottest first, while the VM's
+ * memcg holds less of the node than promote_until_bp (node_memcg_used_bp)
+ * and the node is used below node_ceiling_bp (node_mem_used_bp: the
+ * host's reserve). Of several goals the highest score wins, so either one
+ * stops it.
+ *
+ * No migrate_cold: a vaddr region carries no node, and DAMOS skips the
+ * folios already on a scheme's destination (damos_va_migrate_dests_add),
+ * so "coldest first" picks the VM's coldest memory, which is on the slow
+ * node already, again and again: on 7.2.13 a VM 220 MiB above its share
+ * had 41.9 GB tried and 12.5 MiB moved, and kept its share's excess. vtierd
+ * knows where each region lies (pagemap), so it demotes.
+ *
+ * Quotas: the bytes per second vtierd's own mover gets. Where the kernel
+ * can charge only what moved (fail_charge_num 0), no time quota: the
+ * kernel turns one into a size quota by the bytes it charged per second
+ * of trying, which regions already up (skipped, uncharged) drive to 4 KiB
+ * (seen). Elsewhere every try is charged and the CPU quota stays. The goal
+ * tuner is "temporal" where the kernel has it (the whole quota while a goal
+ * is unmet, none once it is met).
  *
  * What the kernel counts for node_memcg_used_bp (Linux 7.2,
  * damos_get_node_memcg_used_bp): the memcg's LRU pages (anon, file and
@@ -43,7 +47,6 @@ typedef struct {
   /* its memcg's path from the cgroup2 mount's root ("/machine.slice/...") */
   char *memcg_path;
   guint promote_until_bp; /* 1..10000 */
-  guint demote_above_bp;  /* 0..9999 */
   guint node_ceiling_bp;  /* 1..10000 */
   guint hot_permil;                        /* of the maximum nr_accesses */
   guint promote_min_age;                   /* aggregations */
@@ -68,9 +71,11 @@ gboolean vt_damos_tiering_equal (const VtDamosTiering *a, const VtDamosTiering *
  * one (VT_ERROR_UNSUPPORTED). */
 gboolean vt_damos_probe (const char *slot_dir, VtDamosFeatures *features, GError **error);
 
+/* The schemes vt_damos_tiering_files() writes per VM. */
+#define VT_DAMOS_TIERING_SCHEMES 1
+
 /* Appends to `files` (pairs: path under the kdamond's directory, value, in
- * the order DAMON needs) the two schemes of `spec` at schemes/first and
- * first + 1, for the target at `target_index`, with thresholds for a
+ * the order DAMON needs) the scheme of `spec` at schemes/first, for the target at `target_index`, with thresholds for a
  * context that samples every sample_us and aggregates every aggr_us. The
  * caller writes schemes/nr_schemes before them. */
 void vt_damos_tiering_files (GPtrArray *files, guint first, guint target_index,

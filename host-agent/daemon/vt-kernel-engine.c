@@ -171,7 +171,6 @@ spec_of (VmEngine *e, VtVm *vm, const VtTieringStats *st, const VtConfig *config
     .slow_node = (guint) st->slow_node,
     .memcg_path = e->memcg,
     .promote_until_bp = MAX (to_bp (st->target + own + margin, total), 1),
-    .demote_above_bp = to_bp (st->target + own, total),
     .node_ceiling_bp = MAX (to_bp (total > st->top_keep_free ? total - st->top_keep_free : 0,
                                    total), 1),
     .hot_permil = MIN (vt_tracker_hot_threshold (t) * 1000 / max_accesses, 1000),

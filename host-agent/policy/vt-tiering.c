@@ -1180,8 +1180,9 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
   VmState *s = vm_state (t, v->in->key);
   if (v->in->mode == VT_TIER_MODE_OFF)
     return v->in->pinned_by ? VT_TIERING_STATUS_UNMOVABLE : VT_TIERING_STATUS_OFF;
-  if (v->in->kernel_moves)
-    return wants_up || wants_down ? VT_TIERING_STATUS_KERNEL_MOVING : VT_TIERING_STATUS_AT_TARGET;
+  /* The kernel promotes it; what goes down, vtierd moves (and says so below). */
+  if (v->in->kernel_moves && v->down.planned == 0 && (wants_up || !wants_down))
+    return wants_up ? VT_TIERING_STATUS_KERNEL_MOVING : VT_TIERING_STATUS_AT_TARGET;
   /* The last round's jobs of it all failed. */
   if (s->jobs > 0 && s->jobs_moved == 0 && s->jobs_failed > 0)
     return VT_TIERING_STATUS_MOVES_FAILING;
@@ -1395,9 +1396,11 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     /* A VM whose heat is not known yet reads all cold: its share would
      * be 0, and under contention its hot memory would go down in its
      * first round (seen in a 4-VM matrix log: "target 0 MiB ... down"). */
+    /* A VM the kernel promotes goes down here too: DAMOS on vaddr cannot
+     * tell memory already on the slow node from memory to demote
+     * (access/vt-damos-tiering.h). */
     if (v->in->mode == VT_TIER_MODE_OFF || v->in->mode == VT_TIER_MODE_INTERLEAVE ||
-        v->in->kernel_moves || v->in->heat_pending ||
-        v->current <= v->target + dead_band (v->target))
+        v->in->heat_pending || v->current <= v->target + dead_band (v->target))
       continue;
     guint64 bytes = v->current - v->target;
     gboolean makes_room = waiting > freed && v->warm_slow == 0 &&
@@ -1688,8 +1691,8 @@ static const char *const status_descriptions[] = {
   [VT_TIERING_STATUS_NO_HUGE_PAGES] = "its RAM is hugetlbfs, and the pool of the node it should "
                                       "move to has no free huge page of that size "
                                       "(nodeN/hugepages/.../nr_hugepages)",
-  [VT_TIERING_STATUS_KERNEL_MOVING] = "it is away from its target, and the kernel's DAMOS "
-                                      "schemes move it (engine kernel)",
+  [VT_TIERING_STATUS_KERNEL_MOVING] = "its hot memory is below its target, and the kernel's "
+                                      "DAMOS scheme promotes it (engine kernel)",
 };
 
 const char *const vt_tiering_engine_names[] = {

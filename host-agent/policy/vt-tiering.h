@@ -89,9 +89,10 @@ typedef struct {
   /* Host nodes (guint) its policy names as its fast and slow tiers, within
    * the host's own; NULL: any of the host's. */
   const GArray *fast_nodes, *slow_nodes;
-  /* The kernel's DAMOS moves its memory (the kernel engine, issue 12):
-   * it is measured and has its share like any VM, and no job is planned
-   * for it; its share goes to the kernel as the caller's goals. */
+  /* The kernel's DAMOS promotes its memory (the kernel engine, issue 12):
+   * it is measured and has its share like any VM, no promotion or
+   * exchange is planned for it (its share goes to the kernel as the
+   * caller's goals), and what is above its share is demoted as any VM's. */
   gboolean kernel_moves;
 } VtTieringInput;
 
@@ -107,7 +108,7 @@ typedef enum {
   VT_TIERING_STATUS_MOVES_FAILING,    /* its last moves all failed (see the counts) */
   VT_TIERING_STATUS_UNMOVABLE,        /* what would move, the kernel would not (vt-unmovable.h) */
   VT_TIERING_STATUS_NO_HUGE_PAGES,    /* hugetlbfs RAM; the target's pool has no free page */
-  VT_TIERING_STATUS_KERNEL_MOVING,    /* away from its target; the kernel engine moves it */
+  VT_TIERING_STATUS_KERNEL_MOVING,    /* below its target; the kernel engine promotes it */
 } VtTieringStatus;
 
 /* Who moves a VM's memory: vtierd's own move_pages worker, or the

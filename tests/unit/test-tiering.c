@@ -630,8 +630,8 @@ test_off_is_left_alone (void)
   drop_host ();
 }
 
-/* A VM the kernel engine moves: measured and given its share, and no job
- * of vtierd's moves it; its status says the kernel moves it. */
+/* A VM the kernel engine moves, alone: measured and given its share, and
+ * no job of vtierd's promotes it; its status says the kernel does. */
 static void
 test_kernel_moves_its_own (void)
 {
@@ -650,6 +650,36 @@ test_kernel_moves_its_own (void)
   g_assert_cmpint (st->top_node, ==, 0);
   g_assert_cmpint (st->slow_node, ==, 1);
   g_assert_cmpuint (st->top_node_total, >, 0);
+  drop_host ();
+}
+
+/* Two VMs the kernel engine moves, DRAM full: vtierd demotes a's memory
+ * above its share (DAMOS on vaddr cannot pick memory by node, see
+ * access/vt-damos-tiering.h), and plans no promotion of b's hot region,
+ * which the kernel's scheme brings up. Before, it left both to the kernel
+ * and a stayed above its share (the kernel-engine scenario on 7.2). */
+static void
+test_kernel_vm_is_demoted_by_vtierd (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = 0;
+    placement[1][p] = 1;
+  }
+  node_used_other[0] = NODE_PAGES - PAGES - 100;
+  make_host ();
+  World w;
+  world_init (&w, 2, 1);
+  w.kernel_moves[0] = w.kernel_moves[1] = TRUE;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 20);
+  g_assert_cmpuint (count (1, 0, 1024, 1), ==, 1024); /* b's hot region: the kernel's */
+  g_assert_cmpuint (count (0, 1024, 3072, 1), >=, 1024); /* room for b's hot region */
+  const VtTieringStats *a = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  const VtTieringStats *b = vt_tiering_stats (t, GUINT_TO_POINTER (2));
+  g_assert_cmpuint (a->demoted, >=, 1024 * PAGE);
+  g_assert_cmpuint (a->promoted + b->promoted + b->demoted, ==, 0);
+  g_assert_cmpstr (vt_tiering_status_name (b->status), ==, "kernel-moving");
+  node_used_other[0] = 0;
   drop_host ();
 }
 
@@ -1680,6 +1710,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/pinned-pages-are-held-out", test_pinned_pages_are_held_out);
   g_test_add_func ("/tiering/off-is-left-alone", test_off_is_left_alone);
   g_test_add_func ("/tiering/kernel-moves-its-own", test_kernel_moves_its_own);
+  g_test_add_func ("/tiering/kernel-vm-is-demoted-by-vtierd", test_kernel_vm_is_demoted_by_vtierd);
   g_test_add_func ("/tiering/slow-only-goes-down", test_slow_only_goes_down);
   g_test_add_func ("/tiering/targets-follow-weights", test_targets_follow_weights);
   g_test_add_func ("/tiering/flickering-heat-gives-way", test_flickering_heat_gives_way);

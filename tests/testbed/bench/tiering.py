@@ -18,8 +18,9 @@ runs for --measure seconds.
   damos-vaddr     per-VM DAMOS (Linux 6.17+): migrate_hot/migrate_cold on
                   each QEMU process, goals per node and memcg (PerVmDamos)
   vtierd          vtierd with its default configuration
-  vtierd-kernel   vtierd with engine=kernel: DAMOS schemes on each QEMU
-                  process in vtierd's own kdamonds, goals from its shares
+  vtierd-kernel   vtierd with engine=kernel: a DAMOS migrate_hot scheme on
+                  each QEMU process in vtierd's own kdamonds, goals from its
+                  shares; vtierd demotes
 
 Figures per policy, placement measured by the testbed's probe (not by any
 policy): each app's hot-set residency on node0 over time, time until 90% of
