@@ -30,7 +30,8 @@
  * and runs the command: "move" moves the hot set now; "verify" starts a
  * checksum pass from the first page now (the pass's errors so far are kept).
  * Lines on stdout, all starting with "VTWL ":
- *   MAILBOX gpa=0xGPA                       the mailbox page
+ *   MAILBOX gpa=0xGPA                       the mailbox page (again when
+ *                                           the guest kernel moved it)
  *   READY pages=N hot_pages=H ...          set-up done
  *   SET gen=G kind=hot|cold pages=N runs=R groups=U  then RANGES lines, then END
  *   RANGES gen=G kind=K 0xGPA+0xBYTES ...   (guest-physical, bytes); a group
@@ -260,12 +261,34 @@ choose_hot (Workload *w, WlLayout layout, size_t first, double phase)
     w->is_hot[w->hot[i]] = true;
 }
 
-/* The mailbox: a page of its own, pinned, at a guest-physical address the
- * host learns from the MAILBOX line and writes to (through QEMU's memory). */
+/* The mailbox: a page of its own, locked, at a guest-physical address the
+ * host learns from the MAILBOX line and writes to (through QEMU's memory).
+ * mlock does not pin a frame: the guest kernel's own NUMA balancing or
+ * compaction may move the page (a guest with two NUMA nodes, as libvirt's
+ * in libvirt-policy, never saw three commands written to the frame it had
+ * printed), so the workload looks again every second and prints the new
+ * address. */
 typedef struct {
   volatile uint64_t *page;
   uint64_t seen;
+  uint64_t gpa;
+  int pagemap_fd;
 } Mailbox;
+
+static void
+mailbox_locate (Mailbox *m)
+{
+  uint64_t entry;
+  if (pread (m->pagemap_fd, &entry, sizeof entry,
+             (off_t) ((uintptr_t) m->page / WL_PAGE_SIZE * sizeof (uint64_t))) != sizeof entry)
+    fail ("pread /proc/self/pagemap");
+  uint64_t gpa = (entry & ((UINT64_C (1) << 55) - 1)) * WL_PAGE_SIZE;
+  if (gpa == m->gpa)
+    return;
+  m->gpa = gpa;
+  printf ("VTWL MAILBOX gpa=0x%" PRIx64 "\n", gpa);
+  fflush (stdout);
+}
 
 static void
 mailbox_open (Mailbox *m, int pagemap_fd)
@@ -276,14 +299,8 @@ mailbox_open (Mailbox *m, int pagemap_fd)
   if (mlock (p, WL_PAGE_SIZE) < 0)
     fail ("mlock mailbox");
   memset (p, 0, WL_PAGE_SIZE);
-  uint64_t entry;
-  if (pread (pagemap_fd, &entry, sizeof entry,
-             (off_t) ((uintptr_t) p / WL_PAGE_SIZE * sizeof (uint64_t))) != sizeof entry)
-    fail ("pread /proc/self/pagemap");
-  m->page = p;
-  m->seen = 0;
-  uint64_t pfn = entry & ((UINT64_C (1) << 55) - 1);
-  printf ("VTWL MAILBOX gpa=0x%" PRIx64 "\n", pfn * WL_PAGE_SIZE);
+  *m = (Mailbox) { .page = p, .pagemap_fd = pagemap_fd };
+  mailbox_locate (m);
 }
 
 /* The command the host left since the last look, or NULL. */
@@ -364,6 +381,7 @@ main (int argc, char **argv)
   print_sets (&w);
 
   double start = now (), last_report = start, last_verify = start, verify_spent = 0;
+  double last_located = start;
   uint64_t accesses = 0, sink = 0, pass = 0, errors = 0, total_errors = 0;
   size_t verify_cursor = 0;
   int moved = 0, timed_move_done = 0;
@@ -414,6 +432,10 @@ main (int argc, char **argv)
       }
       last_verify += (double) done * o.verify_period / (double) w.pages;
       verify_spent += now () - t;
+    }
+    if (t - last_located >= 1.0) {
+      mailbox_locate (&mailbox);
+      last_located = t;
     }
     const char *cmd = mailbox_poll (&mailbox, command, sizeof command);
     int timed = !timed_move_done && o.move_at >= 0 && t - start >= o.move_at;
