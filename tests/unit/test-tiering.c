@@ -260,6 +260,21 @@ one_vm_on_the_slow_node (World *w, guint hot_regions)
   world_init (w, 1, hot_regions);
 }
 
+/* The other common start: VM a all in DRAM, VM b all on node1, DRAM full
+ * but for `free_pages` (the host holds the rest), each VM's first region
+ * hot. */
+static void
+a_fills_dram_b_on_the_slow_node (World *w, guint free_pages)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = 0;
+    placement[1][p] = 1;
+  }
+  node_used_other[0] = NODE_PAGES - PAGES - free_pages;
+  make_host ();
+  world_init (w, 2, 1);
+}
+
 static const VtTieringConfig config = {
   .interval_ms = 100, .reserve_bytes = 256 * PAGE, .low_watermark_pct = 5,
   .high_watermark_pct = 10, .bytes_per_s = 64ull << 20, .cpu_ms_per_s = 1000,
@@ -345,14 +360,8 @@ test_young_hot_waits_and_says_so (void)
 static void
 test_demotes_cold_to_make_room (void)
 {
-  for (int p = 0; p < PAGES; p++) {
-    placement[0][p] = 0; /* idle VM filled DRAM */
-    placement[1][p] = 1; /* the app landed on the slow node */
-  }
-  node_used_other[0] = NODE_PAGES - PAGES - 100; /* the host holds the rest */
-  make_host ();
   World w;
-  world_init (&w, 2, 1);
+  a_fills_dram_b_on_the_slow_node (&w, 100);
   w.regions[0][0].nr_accesses = 40; /* a's first region hot, like b's */
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 20);
@@ -371,14 +380,8 @@ test_demotes_cold_to_make_room (void)
 static void
 test_unknown_heat_stays (void)
 {
-  for (int p = 0; p < PAGES; p++) {
-    placement[0][p] = 0; /* a, just found, holds DRAM */
-    placement[1][p] = 1; /* b's hot region waits on the slow node */
-  }
-  node_used_other[0] = NODE_PAGES - PAGES - 100;
-  make_host ();
   World w;
-  world_init (&w, 2, 1);
+  a_fills_dram_b_on_the_slow_node (&w, 100);
   w.regions[0][0].nr_accesses = 0; /* as tracking reads before an aggregation */
   w.heat_pending[0] = TRUE;
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
@@ -403,14 +406,8 @@ test_unknown_heat_stays (void)
 static void
 test_demotes_what_is_needed (void)
 {
-  for (int p = 0; p < PAGES; p++) {
-    placement[0][p] = 0; /* a: one hot region and cold memory, all in DRAM */
-    placement[1][p] = 1; /* b: its hot region on the slow node */
-  }
-  node_used_other[0] = NODE_PAGES - PAGES - 100; /* 100 pages free */
-  make_host ();
   World w;
-  world_init (&w, 2, 1);
+  a_fills_dram_b_on_the_slow_node (&w, 100);
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 20);
   g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024); /* b's hot region came up */
@@ -428,14 +425,8 @@ test_demotes_what_is_needed (void)
 static void
 test_demotes_for_what_can_come_up (void)
 {
-  for (int p = 0; p < PAGES; p++) {
-    placement[0][p] = 0;
-    placement[1][p] = 1;
-  }
-  node_used_other[0] = NODE_PAGES - PAGES - 100;
-  make_host ();
   World w;
-  world_init (&w, 2, 1);
+  a_fills_dram_b_on_the_slow_node (&w, 100);
   w.extra_demand[1] = 2048 * PAGE;
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 20);
@@ -453,16 +444,10 @@ test_demotes_for_what_can_come_up (void)
 static void
 test_promotes_ahead_into_reserve (void)
 {
-  for (int p = 0; p < PAGES; p++) {
-    placement[0][p] = 0;
-    placement[1][p] = 1;
-  }
   /* 1000 pages free: below the reserve (1024), above the low watermark
    * (410) by more than a job's 512. */
-  node_used_other[0] = NODE_PAGES - PAGES - 1000;
-  make_host ();
   World w;
-  world_init (&w, 2, 1);
+  a_fills_dram_b_on_the_slow_node (&w, 1000);
   VtTieringConfig one_job = config;
   one_job.bytes_per_s = 20ull << 20; /* 2 MiB a round: one job */
   one_job.reserve_bytes = 1024 * PAGE;
@@ -661,14 +646,8 @@ test_kernel_moves_its_own (void)
 static void
 test_kernel_vm_is_demoted_by_vtierd (void)
 {
-  for (int p = 0; p < PAGES; p++) {
-    placement[0][p] = 0;
-    placement[1][p] = 1;
-  }
-  node_used_other[0] = NODE_PAGES - PAGES - 100;
-  make_host ();
   World w;
-  world_init (&w, 2, 1);
+  a_fills_dram_b_on_the_slow_node (&w, 100);
   w.kernel_moves[0] = w.kernel_moves[1] = TRUE;
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 20);
