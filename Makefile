@@ -2,7 +2,7 @@
 BUILD ?= build
 export VTIER_BUILD_DIR := $(abspath $(BUILD))
 
-.PHONY: all deps build check check-matrix check-long check-qemu-patched check-af-xdp check-vfio check-kernel-engine soak unit demo bench bench-tracking deb qemu-patched clean
+.PHONY: all deps build check check-matrix check-long check-qemu-patched check-af-xdp check-vfio check-kernel-engine check-current soak unit demo bench bench-tracking deb qemu-patched clean
 
 all: build
 
@@ -67,6 +67,14 @@ check-af-xdp: build
 # check yet: a VM above its share keeps its hot memory (see the scenario).
 check-kernel-engine: build
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/kernel-engine tests/testbed/long/kernel-engine.py
+
+# The user engine's heat, pressure and fairness scenarios on the current
+# kernel (Debian unstable's 7.x); make check runs heat there.
+check-current: build
+	failed=""; for s in heat pressure-split fairness; do \
+	  tests/testbed/run --kernel current --retries 3 --out $(BUILD)/current/$$s \
+	    tests/testbed/scenarios/$$s.py || failed="$$failed $$s"; \
+	done; [ -z "$$failed" ] || { echo "make check-current: failed:$$failed"; exit 1; }
 
 check-vfio: build
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/vfio tests/testbed/long/vfio.py
