@@ -32,6 +32,14 @@ QEMU = "/mnt/job/bin/qemu-system-x86_64"
 SIZE, HOT = 128, 16
 UMEM = 32 << 20  # one queue's, as QEMU sizes it (net/af-xdp.c)
 
+# A patched QEMU built without libxdp (qemu-patches/fetch-build says why in
+# its build's af-xdp file) has no af-xdp netdev: a failure that says so.
+netdevs = subprocess.run([QEMU, "-netdev", "help"], capture_output=True, text=True).stdout
+if "af-xdp" not in netdevs.split():
+    check(False, "the patched QEMU has an af-xdp netdev (it was built without libxdp: "
+          "see af-xdp in its build directory, qemu-patches/fetch-build)")
+    raise SystemExit(1)
+
 
 def sh(*cmd):
     subprocess.run(cmd, check=True)
