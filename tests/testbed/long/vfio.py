@@ -11,7 +11,8 @@ the guest's RAM; vtierd reports the VM pinned by a VFIO device (its
 tiering status, unmovable_bytes with reason "device") rather than a VM it
 fails to tier, spends no move on it (nothing promoted, demoted, failed
 or busy), and its memory stays where the start placement put it (QEMU's
-numa_maps per node, at the start and 40 s later).
+numa_maps per node, at the start and 40 s later: no node loses pages, the
+fast node gains none; QEMU's own new memory adds to the slow node).
 Not in make check: `make check-vfio`."""
 import os
 import time
@@ -54,8 +55,13 @@ check(vm["tiering"] == "unmovable" and vm["unmovable_reason"] == "device",
       f"{vm['unmovable_reason']!r}, {vm['unmovable_bytes'] >> 20} MiB)")
 spent = {k: vm[k] for k in ("promoted_bytes", "demoted_bytes", "failed_bytes", "busy_bytes")}
 check(not any(spent.values()), f"vf: vtierd spent no move on it ({spent})")
-moved = max(abs(after.get(n, 0) - before.get(n, 0)) for n in set(before) | set(after))
-check(moved <= 2 << 20 and after.get(1, 0) >= 0.9 * sum(after.values()),
+# A move takes pages off a node; QEMU's own new memory (7 MiB over 40 s
+# with L1 on one CPU, numa_maps counts the whole process) only adds, on
+# the node its policy prefers. So: no node lost more than 2 MiB, and the
+# fast node gained no more than that.
+left = max(before.get(n, 0) - after.get(n, 0) for n in set(before) | set(after))
+arrived = after.get(0, 0) - before.get(0, 0)
+check(left <= 2 << 20 and arrived <= 2 << 20 and after.get(1, 0) >= 0.9 * sum(after.values()),
       f"vf: its memory stays where the start placement put it, on node1 "
       f"({ {k: v >> 20 for k, v in before.items()} } -> "
       f"{ {k: v >> 20 for k, v in after.items()} } MiB)")
