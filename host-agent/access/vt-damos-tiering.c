@@ -34,7 +34,7 @@ vt_damos_tiering_equal (const VtDamosTiering *a, const VtDamosTiering *b)
 {
   if (!a || !b)
     return a == b;
-  return a->fast_node == b->fast_node && a->slow_node == b->slow_node &&
+  return a->fast_node == b->fast_node &&
          g_strcmp0 (a->memcg_path, b->memcg_path) == 0 &&
          a->promote_until_bp == b->promote_until_bp &&
          a->node_ceiling_bp == b->node_ceiling_bp && a->hot_permil == b->hot_permil &&

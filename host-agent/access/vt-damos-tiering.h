@@ -43,7 +43,7 @@
 G_BEGIN_DECLS
 
 typedef struct {
-  guint fast_node, slow_node;
+  guint fast_node;
   /* its memcg's path from the cgroup2 mount's root ("/machine.slice/...") */
   char *memcg_path;
   guint promote_until_bp; /* 1..10000 */
@@ -75,9 +75,10 @@ gboolean vt_damos_probe (const char *slot_dir, VtDamosFeatures *features, GError
 #define VT_DAMOS_TIERING_SCHEMES 1
 
 /* Appends to `files` (pairs: path under the kdamond's directory, value, in
- * the order DAMON needs) the scheme of `spec` at schemes/first, for the target at `target_index`, with thresholds for a
- * context that samples every sample_us and aggregates every aggr_us. The
- * caller writes schemes/nr_schemes before them. */
+ * the order DAMON needs) the scheme of `spec` at schemes/first, for the
+ * target at `target_index`, with thresholds for a context that samples
+ * every sample_us and aggregates every aggr_us. The caller writes
+ * schemes/nr_schemes before them. */
 void vt_damos_tiering_files (GPtrArray *files, guint first, guint target_index,
                              const VtDamosTiering *spec, const VtDamosFeatures *features,
                              guint64 sample_us, guint64 aggr_us);

@@ -168,7 +168,6 @@ spec_of (VmEngine *e, VtVm *vm, const VtTieringStats *st, const VtConfig *config
   guint max_accesses = MAX (vt_tracker_max_accesses (t), 1);
   *spec = (VtDamosTiering) {
     .fast_node = (guint) st->top_node,
-    .slow_node = (guint) st->slow_node,
     .memcg_path = e->memcg,
     .promote_until_bp = MAX (to_bp (st->target + own + margin, total), 1),
     .node_ceiling_bp = MAX (to_bp (total > st->top_keep_free ? total - st->top_keep_free : 0,

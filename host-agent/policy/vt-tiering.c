@@ -1395,8 +1395,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     VmRound *v = down_order->pdata[k];
     /* A VM whose heat is not known yet reads all cold: its share would
      * be 0, and under contention its hot memory would go down in its
-     * first round (seen in a 4-VM matrix log: "target 0 MiB ... down"). */
-    /* A VM the kernel promotes goes down here too: DAMOS on vaddr cannot
+     * first round (seen in a 4-VM matrix log: "target 0 MiB ... down").
+     * A VM the kernel promotes goes down here too: DAMOS on vaddr cannot
      * tell memory already on the slow node from memory to demote
      * (access/vt-damos-tiering.h). */
     if (v->in->mode == VT_TIER_MODE_OFF || v->in->mode == VT_TIER_MODE_INTERLEAVE ||

@@ -1438,7 +1438,7 @@ put_damos_dirs (FakeHost *host, guint slot, gboolean dests)
 }
 
 static const VtDamosTiering test_spec = {
-  .fast_node = 0, .slow_node = 1, .memcg_path = (char *) "/machine.slice/machine-qemu\\x2d1\\x2dvm.scope",
+  .fast_node = 0, .memcg_path = (char *) "/machine.slice/machine-qemu\\x2d1\\x2dvm.scope",
   .promote_until_bp = 3000, .node_ceiling_bp = 9000,
   .hot_permil = 100, .promote_min_age = 2,
   .bytes_per_s = 128 << 20, .cpu_ms_per_s = 250,
