@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# testbed: two-cpu
 """make bench: five ways of tiering the same guests, side by side.
 
 The same three guests for every policy, booted one after the other:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# testbed: two-cpu
 """Benchmark: what tracking heat costs (issue: vtierd part 1).
 
 CPU seconds per second of vtierd plus its kdamond(s), per VM, as the guest
