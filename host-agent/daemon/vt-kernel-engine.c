@@ -147,6 +147,16 @@ to_bp (guint64 bytes, guint64 total)
   return bp / BP_STEP * BP_STEP;
 }
 
+#define QUOTA_STEP (8ull << 20)
+
+guint64
+vt_kernel_engine_quota (guint64 rate, guint64 goal, guint64 held)
+{
+  guint64 gap = goal > held ? goal - held : 0;
+  guint64 stepped = (gap + QUOTA_STEP - 1) / QUOTA_STEP * QUOTA_STEP;
+  return MIN (rate, MAX (stepped, QUOTA_STEP));
+}
+
 /* Its schemes from its round: FALSE (and why) when the round gives
  * nothing to aim at yet. */
 static gboolean
@@ -166,15 +176,17 @@ spec_of (VmEngine *e, VtVm *vm, const VtTieringStats *st, const VtConfig *config
   guint64 total = st->top_node_total;
   guint64 margin = MAX (st->target / 32, EXCHANGE_MIN);
   guint max_accesses = MAX (vt_tracker_max_accesses (t), 1);
+  guint64 goal = st->target + own + margin;
   *spec = (VtDamosTiering) {
     .fast_node = (guint) st->top_node,
     .memcg_path = e->memcg,
-    .promote_until_bp = MAX (to_bp (st->target + own + margin, total), 1),
+    .promote_until_bp = MAX (to_bp (goal, total), 1),
     .node_ceiling_bp = MAX (to_bp (total > st->top_keep_free ? total - st->top_keep_free : 0,
                                    total), 1),
     .hot_permil = MIN (vt_tracker_hot_threshold (t) * 1000 / max_accesses, 1000),
     .promote_min_age = config->promote_min_age,
-    .bytes_per_s = config->migrate_bytes_per_s / MAX (n_kernel, 1),
+    .bytes_per_s = vt_kernel_engine_quota (config->migrate_bytes_per_s / MAX (n_kernel, 1), goal,
+                                           memcg_top),
     .cpu_ms_per_s = MAX (config->migrate_cpu_ms_per_s / MAX (n_kernel, 1), 1),
   };
   return TRUE;

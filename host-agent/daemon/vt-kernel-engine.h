@@ -36,3 +36,12 @@ VtTieringEngine vt_kernel_engine_of (VtKernelEngine *engine, VtVm *vm, const cha
 void vt_kernel_engine_apply (VtKernelEngine *engine, GPtrArray *vms, VtTiering *tiering,
                              const VtConfig *config);
 void vt_kernel_engine_forget (VtKernelEngine *engine, VtVm *vm);
+
+/* A VM's scheme's byte quota per second: its part of the mover's `rate`,
+ * but no more than what is left to bring up before its goal (`goal` bytes
+ * of the fast node in its memcg, `held` now), rounded up to 8 MiB. The
+ * temporal goal tuner grants the whole quota each second until the goal
+ * reads met, so a VM near its share overshot by up to a second's quota,
+ * which vtierd then demoted (408 of 1560 MiB migrated in the
+ * kernel-engine scenario at ae74b66). */
+guint64 vt_kernel_engine_quota (guint64 rate, guint64 goal, guint64 held);
