@@ -16,9 +16,10 @@
  * No migrate_cold: a vaddr region carries no node, and DAMOS skips the
  * folios already on a scheme's destination (damos_va_migrate_dests_add),
  * so "coldest first" picks the VM's coldest memory, which is on the slow
- * node already, again and again: on 7.2.13 a VM 220 MiB above its share
- * had 41.9 GB tried and 12.5 MiB moved, and kept its share's excess. vtierd
- * knows where each region lies (pagemap), so it demotes.
+ * node already, again and again: on 7.2.13 a VM above its share had 41.9 GB
+ * tried and 12.5 MiB moved (6d5dc10), and one 220 MiB above its 3:1 share
+ * kept that excess for 90 s (cd3d23f). vtierd knows where each region
+ * lies (pagemap), so it demotes.
  *
  * Quotas: the bytes per second vtierd's own mover gets. Where the kernel
  * can charge only what moved (fail_charge_num 0), no time quota: the

@@ -106,8 +106,9 @@ vt_kernel_engine_choose (VtKernelEngine *engine, VtVm *vm, VtTieringEngine wante
 {
   VmEngine *e = vm_engine (engine, vm);
   /* Before its first aggregation a VM reads all cold: its share would be
-   * 0, and the demotion goal would take all of it down. It waits, as the
-   * user engine lets such a VM wait (heat_pending), and nothing is said. */
+   * 0, and its scheme a goal of nothing. It waits with the user engine,
+   * which moves no memory of a VM whose heat is pending, and nothing is
+   * said. */
   if (in->heat_pending && wanted != VT_TIERING_ENGINE_USER && !e->applied)
     return e->engine = VT_TIERING_ENGINE_USER;
   g_autofree char *why = wanted == VT_TIERING_ENGINE_USER ? NULL : kernel_refuses (e, vm, in);

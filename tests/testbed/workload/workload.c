@@ -157,6 +157,14 @@ parse_options (int argc, char **argv, Options *o)
   return 0;
 }
 
+/* A pagemap entry's frame, 0 when the page is not present (a swap or
+ * migration entry holds no frame in those bits). */
+static uint64_t
+pagemap_pfn (uint64_t entry)
+{
+  return (entry >> 63) ? entry & ((UINT64_C (1) << 55) - 1) : 0;
+}
+
 /* Reads the guest frame of every page; returns how many changed. */
 static size_t
 read_pfns (Workload *w)
@@ -170,7 +178,7 @@ read_pfns (Workload *w)
     if (pread (w->pagemap_fd, entries, n * sizeof (uint64_t), off) != (ssize_t) (n * sizeof (uint64_t)))
       fail ("pread /proc/self/pagemap");
     for (size_t i = 0; i < n; i++) {
-      uint64_t pfn = (entries[i] >> 63) ? entries[i] & ((1ull << 55) - 1) : 0;
+      uint64_t pfn = pagemap_pfn (entries[i]);
       if (w->pfns[first + i] != pfn)
         changed++;
       w->pfns[first + i] = pfn;
@@ -282,8 +290,9 @@ mailbox_locate (Mailbox *m)
   if (pread (m->pagemap_fd, &entry, sizeof entry,
              (off_t) ((uintptr_t) m->page / WL_PAGE_SIZE * sizeof (uint64_t))) != sizeof entry)
     fail ("pread /proc/self/pagemap");
-  uint64_t gpa = (entry & ((UINT64_C (1) << 55) - 1)) * WL_PAGE_SIZE;
-  if (gpa == m->gpa)
+  uint64_t gpa = pagemap_pfn (entry) * WL_PAGE_SIZE;
+  /* Mid-move the entry is a migration entry: the next look finds the frame. */
+  if (gpa == 0 || gpa == m->gpa)
     return;
   m->gpa = gpa;
   printf ("VTWL MAILBOX gpa=0x%" PRIx64 "\n", gpa);
