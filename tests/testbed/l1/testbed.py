@@ -1124,6 +1124,14 @@ def numa_maps_per_node(pid):
     return per
 
 
+def most_bytes_left_a_node(before, after):
+    """The largest drop of any node between two numa_maps_per_node()
+    readings. A move takes pages off a node; a process's own new memory
+    only adds, so growth never counts as a move."""
+    return max((before.get(n, 0) - after.get(n, 0) for n in set(before) | set(after)),
+               default=0)
+
+
 # ---- kernel DAMON (inside L1 only) ----------------------------------------
 
 class Damon:

@@ -59,7 +59,7 @@ check(not any(spent.values()), f"vf: vtierd spent no move on it ({spent})")
 # with L1 on one CPU, numa_maps counts the whole process) only adds, on
 # the node its policy prefers. So: no node lost more than 2 MiB, and the
 # fast node gained no more than that.
-left = max(before.get(n, 0) - after.get(n, 0) for n in set(before) | set(after))
+left = testbed.most_bytes_left_a_node(before, after)
 arrived = after.get(0, 0) - before.get(0, 0)
 check(left <= 2 << 20 and arrived <= 2 << 20 and after.get(1, 0) >= 0.9 * sum(after.values()),
       f"vf: its memory stays where the start placement put it, on node1 "

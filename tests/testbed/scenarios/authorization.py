@@ -99,7 +99,10 @@ targets = [testbed.read(p, "").strip() for p in
 check(str(victim.pid) not in targets, f"no DAMON target on the victim (targets {targets})")
 after = testbed.numa_maps_per_node(victim.pid)
 print(f"victim's bytes per node before {before}, after {after}")
-check(before == after, "the victim's pages stay where they were")
+# The victim's interpreter may still fault a page or two in (seen: +64 KiB
+# on node0 in 10 s); a move would take pages off the node they are on.
+check(testbed.most_bytes_left_a_node(before, after) <= 256 << 10,
+      "the victim's pages stay where they were (no node lost any)")
 
 # ---- what the metrics endpoint says, against vtierctl and sysfs ----
 with urllib.request.urlopen(METRICS, timeout=10) as r:
