@@ -40,6 +40,8 @@ typedef struct {
   guint64 no_memory;  /* of failed: ENOMEM, the target node was full */
   gboolean out_of_memory; /* ENOMEM on the target: the round ended early */
   guint64 cpu_us;     /* CPU time of the calling thread it took (the kernel copies on it) */
+  guint64 wait_us;    /* time it was runnable and waited for a CPU (schedstat) */
+  guint64 wall_us;    /* wall time it took: the rest of it, blocked in the kernel */
   /* Where the busy and shared pages are, by address: the only way a
    * caller learns which pages to leave alone (its job's range is a
    * region's, and regions move). */

@@ -125,7 +125,7 @@ struct _VtTiering {
   GArray *jobs;
   guint next_job;
   gint64 round_start_us;
-  guint64 round_moved, round_cpu_us;
+  guint64 round_moved, round_cpu_us, round_wait_us, round_job_wall_us;
   guint catch_up; /* a round due now: the last one outlasted its interval */
   /* What moves may still spend, refilled at the configured rates by the
    * wall time that passes and spent by each job (a job may overdraw: the
@@ -619,6 +619,8 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
     t->cpu_tokens_us -= (double) st->cpu_us;
     t->round_moved += st->moved;
     t->round_cpu_us += st->cpu_us;
+    t->round_wait_us += st->wait_us;
+    t->round_job_wall_us += st->wall_us;
     vt_move_rates_note (t->rates, &job->move, st->moved, st->cpu_us);
     /* A cooldown keeps moved memory from going back at once; a range the
      * full target refused whole moved nothing and may go once room is made. */
@@ -711,8 +713,10 @@ end_round (VtTiering *t)
   gint64 wall_us = g_get_monotonic_time () - t->round_start_us;
   if (t->jobs->len > 0)
     g_debug ("tiering: round of %u job(s) moved %" G_GUINT64_FORMAT " MiB in %" G_GINT64_FORMAT
-             " ms, %" G_GUINT64_FORMAT " ms of CPU", t->next_job, t->round_moved >> 20,
-             wall_us / 1000, t->round_cpu_us / 1000);
+             " ms; its moves took %" G_GUINT64_FORMAT " ms: %" G_GUINT64_FORMAT " ms of CPU, %"
+             G_GUINT64_FORMAT " ms waiting for a CPU, the rest blocked", t->next_job,
+             t->round_moved >> 20, wall_us / 1000, t->round_job_wall_us / 1000,
+             t->round_cpu_us / 1000, t->round_wait_us / 1000);
   g_array_set_size (t->jobs, 0);
   /* The timer's ticks that fell while it moved were skipped: the next
    * round is due now, not up to an interval later. */
@@ -1586,7 +1590,7 @@ on_round (gpointer data)
     t->planned (t->planned_data);
   t->next_job = 0;
   t->round_start_us = g_get_monotonic_time ();
-  t->round_moved = t->round_cpu_us = 0;
+  t->round_moved = t->round_cpu_us = t->round_wait_us = t->round_job_wall_us = 0;
   run_next_job (t);
   return G_SOURCE_CONTINUE;
 }

@@ -362,6 +362,7 @@ def run_case(case, title=None, kill_mid_migration=False):
     # ---- vtierd ------------------------------------------------------------
     movers_before = kernel_movers()
     vtierd = testbed.Vtierd(f"[discovery]\nlibvirt={'true' if libvirt else 'false'}\n").start()
+    vtierd_threads = testbed.ThreadStates(vtierd.proc.pid)
 
     def listing():
         vms = vtierd.ctl("list", check=False) or {}
@@ -561,6 +562,10 @@ def run_case(case, title=None, kill_mid_migration=False):
     print(f"kernel since vtierd's start: {movers}; vtierd moved {_mib(own)} MiB "
           f"({own // 4096} pages)", flush=True)
     result["kernel_movers"] = movers
+    # Where vtierd's threads spent the run, per sample (a slow case is
+    # starved of CPU, or blocked in the kernel on something named here).
+    result["vtierd_thread_states"] = vtierd_threads.stop()
+    figure("vtierd_thread_states", result["vtierd_thread_states"])
     final = belief_vs_truth("at the end")
     result["belief_vs_truth"] = final
     figure("belief_vs_truth", final)

@@ -895,6 +895,46 @@ def top_tier_bytes(guest):
     return guest.placement_ram()["nodes"].get("0", 0) * 4096
 
 
+class ThreadStates:
+    """Where a process's threads wait, sampled from another process: every
+    `period` s, the state of each thread but the first (/proc/PID/task/*/stat)
+    and, for one blocked in the kernel (D), the top frames of its kernel
+    stack. A mover that is slow in wall time but spends little CPU is either
+    runnable and starved, or blocked: this says which, and on what."""
+
+    def __init__(self, pid, period=0.5):
+        import collections
+        import threading
+        self.pid, self.period = pid, period
+        self.counts = collections.Counter()
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.wait(self.period):
+            self.samples += 1
+            for task in glob.glob(f"/proc/{self.pid}/task/*"):
+                if os.path.basename(task) == str(self.pid):
+                    continue
+                stat = read(f"{task}/stat", "") or ""
+                state = stat.rpartition(")")[2].split()[:1]
+                if state == ["R"]:
+                    self.counts["running or runnable"] += 1
+                elif state == ["D"]:
+                    frames = [re.sub(r"^\[<\w+>\] |\+0x.*$", "", ln)
+                              for ln in (read(f"{task}/stack", "") or "").splitlines()]
+                    self.counts["blocked: " + " < ".join(frames[:4])] += 1
+
+    def stop(self, top=8):
+        """{what: fraction of samples} for the `top` commonest states."""
+        self._stop.set()
+        self._thread.join(5)
+        n = max(self.samples, 1)
+        return {k: round(v / n, 3) for k, v in self.counts.most_common(top)}
+
+
 class Vtierd:
     """vtierd as installed in L1 (/usr/sbin/vtierd), on the system bus, its
     log in /results/vtierd.log; vtierctl to ask it things."""
