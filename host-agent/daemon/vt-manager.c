@@ -141,32 +141,18 @@ on_planned (gpointer data)
 /* ---- what discovery reports ---- */
 
 /* A domain's share of the top tier were it to start now with all of its
- * RAM wanting it, beside the VMs running now with their demands: the
- * same weighted max-min division the tiering engine makes each round
- * (vt-fair-share.h), so others' mins and caps count. */
+ * RAM wanting it: the tiering engine's own division beside the VMs
+ * running now (vt_tiering_share_beside), so others' mins, caps, modes and
+ * pins count as they do each round. */
 static guint64
 pinned_share (VtManager *m, const VtVmPolicy *p, guint64 ram_bytes, guint64 capacity)
 {
-  g_autoptr (GArray) req = g_array_new (FALSE, FALSE, sizeof (VtShareRequest));
-  GHashTableIter it;
-  gpointer key, value;
-  g_hash_table_iter_init (&it, m->vms);
-  while (g_hash_table_iter_next (&it, &key, &value)) {
-    VtVm *vm = value;
-    VtVmPolicy q = vt_policies_get (m->policies, key, NULL);
-    const VtRamMap *map = vt_vm_get_ram_map (vm);
-    VtTracker *t = vt_vm_get_tracker (vm);
-    const VtTieringStats *st = m->tiering ? vt_tiering_stats (m->tiering, vm) : NULL;
-    guint64 size = map ? map->total : 0;
-    VtShareRequest r = { q.weight, q.min, q.max, q.mode, size,
-                         t ? vt_tracker_demand_bytes (t) : size, st ? st->top_bytes : 0 };
-    g_array_append_val (req, r);
-  }
   VtShareRequest own = { p->weight, p->min, p->max, p->mode, ram_bytes, ram_bytes, 0 };
-  g_array_append_val (req, own);
-  g_autofree guint64 *targets = g_new0 (guint64, req->len);
-  vt_fair_share_compute (capacity, (const VtShareRequest *) req->data, req->len, targets);
-  return targets[req->len - 1];
+  if (m->tiering)
+    return vt_tiering_share_beside (m->tiering, &own, capacity);
+  guint64 target = 0;
+  vt_fair_share_compute (capacity, &own, 1, &target);
+  return target;
 }
 
 /* A defined domain whose RAM a VFIO device will pin ([tiering]

@@ -147,6 +147,11 @@ struct _VtTiering {
    * seen, single moves of 8-21 s that held every other VM's moves up). */
   guint64 *huge_left_2m, *huge_left_1g;
   guint n_huge_nodes;
+  /* The last round's division: its requests (VtShareRequest, as divided:
+   * VFIO VMs off, interleave demands) and the capacity it divided, for
+   * vt_tiering_share_beside. */
+  GArray *last_requests;
+  guint64 last_capacity;
 };
 
 static void
@@ -1321,6 +1326,9 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 capacity = tiers->top_total > host_use ? tiers->top_total - host_use : 0;
   capacity = capacity > keep_free ? capacity - keep_free : 0;
   vt_fair_share_compute (capacity, req, n, targets);
+  g_array_set_size (t->last_requests, 0);
+  g_array_append_vals (t->last_requests, req, n);
+  t->last_capacity = capacity;
   /* A share that moved less than its dead band stays where it was: what
    * is left of the jitter (the demand's, the averaged host use's) would
    * otherwise move memory down and up again by a few MiB a round. A
@@ -1604,6 +1612,7 @@ vt_tiering_new (const VtTieringConfig *config, VtTieringInputsFunc inputs, gpoin
   t->user_data = user_data;
   t->vms = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) vm_state_free);
   t->jobs = g_array_new (FALSE, FALSE, sizeof (Job));
+  t->last_requests = g_array_new (FALSE, FALSE, sizeof (VtShareRequest));
   t->cancel = g_cancellable_new ();
   t->rates = vt_move_rates_new ();
   t->refilled_us = g_get_monotonic_time ();
@@ -1644,11 +1653,26 @@ vt_tiering_free (VtTiering *t)
   g_cancellable_cancel (t->cancel);
   g_object_unref (t->cancel);
   g_array_unref (t->jobs);
+  g_array_unref (t->last_requests);
   g_hash_table_unref (t->vms);
   vt_move_rates_free (t->rates);
   g_free (t->huge_left_2m);
   g_free (t->huge_left_1g);
   g_free (t);
+}
+
+guint64
+vt_tiering_share_beside (VtTiering *t, const VtShareRequest *newcomer, guint64 capacity)
+{
+  guint n = t->last_requests->len;
+  g_autofree VtShareRequest *req = g_new (VtShareRequest, n + 1);
+  if (n > 0)
+    memcpy (req, t->last_requests->data, n * sizeof *req);
+  req[n] = *newcomer;
+  g_autofree guint64 *targets = g_new0 (guint64, n + 1);
+  vt_fair_share_compute (t->last_requests->len ? t->last_capacity : capacity, req, n + 1,
+                         targets);
+  return targets[n];
 }
 
 const VtTieringStats *

@@ -185,6 +185,14 @@ void vt_tiering_set_planned_func (VtTiering *tiering, VtTieringRoundFunc func,
                                   gpointer user_data);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtTiering, vt_tiering_free)
 
+/* The top-tier share a VM not running yet would have beside the VMs of
+ * the last round, divided as that round divided them (its capacity, their
+ * modes and demands: a VFIO-pinned VM counts as off, an interleaved one
+ * by its ratio). `capacity` stands when no round has divided anything
+ * yet. Placing a VM at start (vt-start-placement.h) asks this. */
+guint64 vt_tiering_share_beside (VtTiering *tiering, const VtShareRequest *newcomer,
+                                 guint64 capacity);
+
 /* NULL until the VM has been through a round. */
 const VtTieringStats *vt_tiering_stats (VtTiering *tiering, gpointer key);
 void vt_tiering_forget (VtTiering *tiering, gpointer key);

@@ -1231,6 +1231,48 @@ test_pinned_says_so (void)
   drop_host ();
 }
 
+/* The share a VM about to start would get (placing a VFIO VM at start)
+ * is the rounds' own division: a running VM pinned by VFIO holds what it
+ * holds (off), whatever its heat says. Counted by its heat as the daemon
+ * once did, the newcomer was promised 3/4 of a's RAM that a never gives up. */
+static guint64
+share_beside_a_in_dram (const char *pinned_by, VtTierMode mode)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = 0, placement[1][p] = 1; /* b's pages: not on node0 */
+  node_used_other[0] = 0;
+  make_host ();
+  World w;
+  world_init (&w, 1, 1);
+  w.pinned_by[0] = pinned_by;
+  w.mode[0] = mode;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 3);
+  VtShareRequest newcomer = { 100, 0, G_MAXUINT64, VT_TIER_MODE_AUTO, 1ull << 40, 1ull << 40, 0 };
+  guint64 share = vt_tiering_share_beside (t, &newcomer, 1ull << 40);
+  g_clear_pointer (&t, vt_tiering_free);
+  drop_host ();
+  return share;
+}
+
+static void
+test_share_beside_counts_pins (void)
+{
+  guint64 pinned = share_beside_a_in_dram ("vfio-pci", VT_TIER_MODE_OFF);
+  guint64 hot_only = share_beside_a_in_dram (NULL, VT_TIER_MODE_AUTO);
+  g_assert_cmpuint (pinned, >, 0);
+  g_assert_cmpuint (hot_only - pinned, ==, 3 * 1024 * PAGE);
+  /* No round yet: the capacity given is the newcomer's to have. */
+  make_host ();
+  World w;
+  world_init (&w, 0, 0);
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  VtShareRequest newcomer = { 100, 0, G_MAXUINT64, VT_TIER_MODE_AUTO, 64 * MiB, 64 * MiB, 0 };
+  g_assert_cmpuint (vt_tiering_share_beside (t, &newcomer, 48 * MiB), ==, 48 * MiB);
+  g_clear_pointer (&t, vt_tiering_free);
+  drop_host ();
+}
+
 /* Two VMs wanting to come up and room for one of them this round: the one
  * furthest below its target goes first. */
 static void
@@ -1710,6 +1752,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/exchange-within-vm", test_exchange_within_vm);
   g_test_add_func ("/tiering/warm-is-not-swapped", test_warm_is_not_swapped);
   g_test_add_func ("/tiering/pinned-says-so", test_pinned_says_so);
+  g_test_add_func ("/tiering/share-beside-counts-pins", test_share_beside_counts_pins);
   g_test_add_func ("/tiering/largest-imbalance-first", test_largest_imbalance_first);
   g_test_add_func ("/tiering/written-comes-up-first", test_written_comes_up_first);
   g_test_add_func ("/tiering/reserve-comes-back-from-share-bound",
