@@ -797,9 +797,11 @@ def damos_report():
     lines = []
     if os.path.exists(f"{DAMON_ADMIN}/nr_kdamonds"):
         for k in range(int(read(f"{DAMON_ADMIN}/nr_kdamonds"))):
-            state = read(f"{DAMON_ADMIN}/{k}/state", "").strip()
+            state = read(f"{DAMON_ADMIN}/{k}/state")
             if state != "on":
-                lines.append(f"kdamond {k}: {state}")
+                # read() keeps no error: None is a state file it could not read
+                lines.append(f"kdamond {k}: " + (state if state is not None
+                                                 else "its state file could not be read"))
                 continue
             try:
                 ask(k, "update_schemes_stats")
