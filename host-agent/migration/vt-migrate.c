@@ -459,23 +459,6 @@ thread_cpu_us (void)
   return (guint64) ts.tv_sec * G_USEC_PER_SEC + (guint64) ts.tv_nsec / 1000;
 }
 
-/* Time this thread spent runnable but not running, from the scheduler's
- * own count (the second field of /proc/thread-self/schedstat; 0 without
- * CONFIG_SCHED_INFO). With CPU time it tells a mover starved of CPU from
- * one blocked in the kernel, which look alike in wall time. */
-static guint64
-thread_run_delay_us (void)
-{
-  g_autofree char *text = NULL;
-  if (!g_file_get_contents ("/proc/thread-self/schedstat", &text, NULL, NULL))
-    return 0;
-  char *end = NULL;
-  g_ascii_strtoull (text, &end, 10); /* time on a CPU */
-  if (!end || *end != ' ')
-    return 0;
-  return g_ascii_strtoull (end + 1, NULL, 10) / 1000;
-}
-
 /* vt_migrate_range with cancellation between batches. */
 static gboolean
 migrate_range (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable, GError **error)
@@ -483,11 +466,15 @@ migrate_range (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable, 
   memset (stats, 0, sizeof *stats);
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
-  guint64 cpu0 = thread_cpu_us (), wait0 = thread_run_delay_us ();
+  guint64 cpu0 = thread_cpu_us (), sched_cpu0, wait0, sched_cpu1, wait1;
+  /* A mover slow in wall time but light on CPU is starved of CPU or
+   * blocked in the kernel: the scheduler's run delay tells which. */
+  vt_thread_sched_times (&sched_cpu0, &wait0);
   gint64 wall0 = g_get_monotonic_time ();
   gboolean ok = walk_range (w, stats, cancellable, error);
   stats->cpu_us = thread_cpu_us () - cpu0;
-  stats->wait_us = thread_run_delay_us () - wait0;
+  vt_thread_sched_times (&sched_cpu1, &wait1);
+  stats->wait_us = wait1 - wait0;
   stats->wall_us = (guint64) (g_get_monotonic_time () - wall0);
   if (ok)
     return TRUE;

@@ -126,6 +126,7 @@ struct _VtTiering {
   guint next_job;
   gint64 round_start_us;
   guint64 round_moved, round_cpu_us, round_wait_us, round_job_wall_us;
+  guint64 round_main_cpu0_us, round_main_wait0_us; /* the main thread's at its start */
   guint catch_up; /* a round due now: the last one outlasted its interval */
   /* What moves may still spend, refilled at the configured rates by the
    * wall time that passes and spent by each job (a job may overdraw: the
@@ -716,12 +717,20 @@ static void
 end_round (VtTiering *t)
 {
   gint64 wall_us = g_get_monotonic_time () - t->round_start_us;
+  guint64 main_cpu_us, main_wait_us;
+  vt_thread_sched_times (&main_cpu_us, &main_wait_us);
+  /* Where a slow round's time went: its moves (running, waiting for a
+   * CPU, blocked in the kernel) and the main loop between them (its own
+   * work, and its wait for a CPU to hand the next job out on). */
   if (t->jobs->len > 0)
     g_debug ("tiering: round of %u job(s) moved %" G_GUINT64_FORMAT " MiB in %" G_GINT64_FORMAT
              " ms; its moves took %" G_GUINT64_FORMAT " ms: %" G_GUINT64_FORMAT " ms of CPU, %"
-             G_GUINT64_FORMAT " ms waiting for a CPU, the rest blocked", t->next_job,
-             t->round_moved >> 20, wall_us / 1000, t->round_job_wall_us / 1000,
-             t->round_cpu_us / 1000, t->round_wait_us / 1000);
+             G_GUINT64_FORMAT " ms waiting for a CPU, the rest blocked; the main loop meanwhile "
+             "ran %" G_GUINT64_FORMAT " ms and waited %" G_GUINT64_FORMAT " ms for a CPU",
+             t->next_job, t->round_moved >> 20, wall_us / 1000, t->round_job_wall_us / 1000,
+             t->round_cpu_us / 1000, t->round_wait_us / 1000,
+             (main_cpu_us - MIN (main_cpu_us, t->round_main_cpu0_us)) / 1000,
+             (main_wait_us - MIN (main_wait_us, t->round_main_wait0_us)) / 1000);
   g_array_set_size (t->jobs, 0);
   /* The timer's ticks that fell while it moved were skipped: the next
    * round is due now, not up to an interval later. */
@@ -1599,6 +1608,7 @@ on_round (gpointer data)
   t->next_job = 0;
   t->round_start_us = g_get_monotonic_time ();
   t->round_moved = t->round_cpu_us = t->round_wait_us = t->round_job_wall_us = 0;
+  vt_thread_sched_times (&t->round_main_cpu0_us, &t->round_main_wait0_us);
   run_next_job (t);
   return G_SOURCE_CONTINUE;
 }

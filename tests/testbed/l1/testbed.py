@@ -899,7 +899,7 @@ def top_tier_bytes(guest):
 
 class ThreadStates:
     """Where a process's threads wait, sampled from another process: every
-    `period` s, the state of each thread but the first (/proc/PID/task/*/stat)
+    `period` s, the state of each thread by its name (/proc/PID/task/*/stat)
     and, for one blocked in the kernel (D), the top frames of its kernel
     stack. A mover that is slow in wall time but spends little CPU is either
     runnable and starved, or blocked: this says which, and on what."""
@@ -918,16 +918,16 @@ class ThreadStates:
         while not self._stop.wait(self.period):
             self.samples += 1
             for task in glob.glob(f"/proc/{self.pid}/task/*"):
-                if os.path.basename(task) == str(self.pid):
-                    continue
                 stat = read(f"{task}/stat", "") or ""
+                name = "main" if os.path.basename(task) == str(self.pid) else \
+                    stat.partition("(")[2].rpartition(")")[0]
                 state = stat.rpartition(")")[2].split()[:1]
                 if state == ["R"]:
-                    self.counts["running or runnable"] += 1
+                    self.counts[f"{name}: running or runnable"] += 1
                 elif state == ["D"]:
                     frames = [re.sub(r"^\[<\w+>\] |\+0x.*$", "", ln)
                               for ln in (read(f"{task}/stack", "") or "").splitlines()]
-                    self.counts["blocked: " + " < ".join(frames[:4])] += 1
+                    self.counts[f"{name}: blocked: " + " < ".join(frames[:4])] += 1
 
     def stop(self, top=8):
         """{what: fraction of samples} for the `top` commonest states."""
