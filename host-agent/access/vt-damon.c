@@ -41,8 +41,10 @@
 /* A damon_aggregated line is ~130 bytes; anything much longer is garbage. */
 #define MAX_LINE 4096
 #define READ_CHUNK 65536
-/* Bounds one dispatch so a flood of trace text cannot starve the loop. */
-#define MAX_READS_PER_DISPATCH 16
+/* Bounds one dispatch so a flood of trace text cannot starve the loop,
+ * nor hold up a finished move's hand-off (which waits for the dispatch
+ * under way: vt_migrate_range_async) for long. */
+#define MAX_READS_PER_DISPATCH 2
 
 /* A VM in a kdamond's context, at its index there (DAMON's target_id). */
 typedef struct {
