@@ -564,6 +564,8 @@ def run_case(case, title=None, kill_mid_migration=False):
     result["kernel_movers"] = movers
     # Where vtierd's threads spent the run, per sample (a slow case is
     # starved of CPU, or blocked in the kernel on something named here).
+    result["vtierd_cpu_s"] = vtierd_threads.cpu_seconds()
+    figure("vtierd_cpu_s", result["vtierd_cpu_s"])
     result["vtierd_thread_states"] = vtierd_threads.stop()
     figure("vtierd_thread_states", result["vtierd_thread_states"])
     final = belief_vs_truth("at the end")

@@ -904,6 +904,11 @@ class ThreadStates:
     stack. A mover that is slow in wall time but spends little CPU is either
     runnable and starved, or blocked: this says which, and on what."""
 
+    # x86-64 numbers of the calls vtierd makes most
+    SYSCALLS = {"0": "read", "1": "write", "3": "close", "7": "poll", "17": "pread64",
+                "257": "openat", "262": "newfstatat", "279": "move_pages", "202": "futex",
+                "217": "getdents64", "5": "fstat"}
+
     def __init__(self, pid, period=0.5):
         import collections
         import threading
@@ -923,11 +928,30 @@ class ThreadStates:
                     stat.partition("(")[2].rpartition(")")[0]
                 state = stat.rpartition(")")[2].split()[:1]
                 if state == ["R"]:
-                    self.counts[f"{name}: running or runnable"] += 1
+                    # In a system call (its name) or in user space
+                    call = (read(f"{task}/syscall", "") or "").split()[:1]
+                    where = "user space" if call in ([], ["running"]) else \
+                        self.SYSCALLS.get(call[0], f"system call {call[0]}")
+                    self.counts[f"{name}: running or runnable, {where}"] += 1
                 elif state == ["D"]:
                     frames = [re.sub(r"^\[<\w+>\] |\+0x.*$", "", ln)
                               for ln in (read(f"{task}/stack", "") or "").splitlines()]
                     self.counts[f"{name}: blocked: " + " < ".join(frames[:4])] += 1
+
+    def cpu_seconds(self):
+        """{thread name: [user s, system s]} so far, summed by name."""
+        hz = os.sysconf("SC_CLK_TCK")
+        out = {}
+        for task in glob.glob(f"/proc/{self.pid}/task/*"):
+            stat = read(f"{task}/stat", "") or ""
+            name = "main" if os.path.basename(task) == str(self.pid) else \
+                stat.partition("(")[2].rpartition(")")[0]
+            f = stat.rpartition(")")[2].split()
+            if len(f) > 12:  # utime, stime: fields 14 and 15 of stat
+                t = out.setdefault(name, [0.0, 0.0])
+                t[0] = round(t[0] + int(f[11]) / hz, 2)
+                t[1] = round(t[1] + int(f[12]) / hz, 2)
+        return out
 
     def stop(self, top=8):
         """{what: fraction of samples} for the `top` commonest states."""
