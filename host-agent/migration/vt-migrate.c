@@ -524,10 +524,8 @@ vt_migrate_set_priority (guint boost)
   g_atomic_int_set (&thread_boost, (gint) MIN (boost, 20));
 }
 
-/* The calling thread's nice raised by the boost; TRUE when it changed it
- * (then *before is what to put back). */
-static gboolean
-boost_thread (int *before)
+gboolean
+vt_migrate_boost_thread (int *before)
 {
   pid_t tid = (pid_t) syscall (SYS_gettid);
   int want = -g_atomic_int_get (&thread_boost);
@@ -544,6 +542,12 @@ boost_thread (int *before)
   return FALSE;
 }
 
+void
+vt_migrate_restore_thread (int before)
+{
+  setpriority (PRIO_PROCESS, (id_t) syscall (SYS_gettid), before);
+}
+
 static void
 range_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
@@ -552,10 +556,10 @@ range_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancell
   VtMigrateStats stats;
   GError *error = NULL;
   int before = 0;
-  gboolean boosted = boost_thread (&before);
+  gboolean boosted = vt_migrate_boost_thread (&before);
   gboolean ok = migrate_range (&job->walk, &stats, cancellable, &error);
   if (boosted)
-    setpriority (PRIO_PROCESS, (id_t) syscall (SYS_gettid), before);
+    vt_migrate_restore_thread (before);
   if (ok)
     g_task_return_pointer (task, g_memdup2 (&stats, sizeof stats), g_free);
   else

@@ -97,6 +97,12 @@ VtMigrateStats *vt_migrate_range_finish (GAsyncResult *result, GError **error);
  * what the CPU allowance grants it, it then gets on a busy host. Without
  * CAP_SYS_NICE it moves at the nice it has (said once). */
 void vt_migrate_set_priority (guint boost);
+/* The calling thread at that nice too, for as long as it hands moves out
+ * (the main loop during a round: each move's hand-off waits for it).
+ * TRUE when it changed it; then *before goes back with
+ * vt_migrate_restore_thread. */
+gboolean vt_migrate_boost_thread (int *before);
+void vt_migrate_restore_thread (int before);
 
 /* For tests only: the move_pages(2) used (libnuma's signature), so a test on
  * a one-node host can play a multi-node kernel (budget, ENOMEM, huge pages);

@@ -127,6 +127,8 @@ struct _VtTiering {
   gint64 round_start_us;
   guint64 round_moved, round_cpu_us, round_wait_us, round_job_wall_us;
   guint64 round_main_cpu0_us, round_main_wait0_us; /* the main thread's at its start */
+  gboolean main_boosted; /* the main thread at the movers' nice this round */
+  int main_nice;         /* ... and its nice before */
   guint catch_up; /* a round due now: the last one outlasted its interval */
   /* What moves may still spend, refilled at the configured rates by the
    * wall time that passes and spent by each job (a job may overdraw: the
@@ -732,6 +734,8 @@ end_round (VtTiering *t)
              (main_cpu_us - MIN (main_cpu_us, t->round_main_cpu0_us)) / 1000,
              (main_wait_us - MIN (main_wait_us, t->round_main_wait0_us)) / 1000);
   g_array_set_size (t->jobs, 0);
+  if (t->main_boosted)
+    vt_migrate_restore_thread (t->main_nice), t->main_boosted = FALSE;
   /* The timer's ticks that fell while it moved were skipped: the next
    * round is due now, not up to an interval later. */
   if (wall_us >= (gint64) t->config.interval_ms * 1000 && t->round_moved > 0 && !t->catch_up)
@@ -1609,6 +1613,12 @@ on_round (gpointer data)
   t->round_start_us = g_get_monotonic_time ();
   t->round_moved = t->round_cpu_us = t->round_wait_us = t->round_job_wall_us = 0;
   vt_thread_sched_times (&t->round_main_cpu0_us, &t->round_main_wait0_us);
+  /* The main loop hands each move out: at the nice the movers run at, or
+   * every hand-off waits its turn behind the guests' vCPU threads (the
+   * no-fit 4-VM matrix case at one CPU: the main loop was runnable for
+   * 4.3 s of every 4.5 s round, and got 0.6 s of CPU). */
+  if (t->jobs->len > 0)
+    t->main_boosted = vt_migrate_boost_thread (&t->main_nice);
   run_next_job (t);
   return G_SOURCE_CONTINUE;
 }
