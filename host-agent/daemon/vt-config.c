@@ -50,7 +50,7 @@ vt_config_new_defaults (void)
   c->high_watermark_pct = 10;
   c->migrate_bytes_per_s = 256ull << 20;
   c->migrate_cpu_ms_per_s = 500;
-  c->migrate_priority = 5;
+  c->migrate_priority = 10;
   /* 0: the held heat (vt-heat-hold.h) is the hysteresis. DAMON's age
    * restarts whenever a region's count moves by a tenth of its range, and
    * a scattered hot set's counts do every other aggregation: at age >= 1,
