@@ -1668,6 +1668,8 @@ vt_tiering_free (VtTiering *t)
     return;
   g_clear_handle_id (&t->timer, g_source_remove);
   g_clear_handle_id (&t->catch_up, g_source_remove);
+  if (t->main_boosted)
+    vt_migrate_restore_thread (t->main_nice);
   /* A migration in flight finishes in its thread; its callback sees the
    * cancellation and does not touch t. */
   g_cancellable_cancel (t->cancel);
