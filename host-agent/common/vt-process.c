@@ -111,15 +111,19 @@ vt_process_memory_held (GPid pid, guint64 *locked, guint64 *pinned, GError **err
 gboolean
 vt_thread_sched_times (guint64 *on_cpu_us, guint64 *waiting_us)
 {
-  *on_cpu_us = *waiting_us = 0;
+  guint64 on_cpu_ns = 0, waiting_ns = 0;
   g_autofree char *text = NULL;
-  if (!g_file_get_contents ("/proc/thread-self/schedstat", &text, NULL, NULL))
-    return FALSE;
   char *end = NULL;
-  guint64 on_cpu_ns = g_ascii_strtoull (text, &end, 10);
-  if (!end || *end != ' ')
-    return FALSE;
-  *on_cpu_us = on_cpu_ns / 1000;
-  *waiting_us = g_ascii_strtoull (end + 1, NULL, 10) / 1000;
-  return TRUE;
+  if (g_file_get_contents ("/proc/thread-self/schedstat", &text, NULL, NULL)) {
+    on_cpu_ns = g_ascii_strtoull (text, &end, 10);
+    if (end && *end == ' ')
+      waiting_ns = g_ascii_strtoull (end + 1, NULL, 10);
+    else
+      on_cpu_ns = 0, end = NULL;
+  }
+  if (on_cpu_us)
+    *on_cpu_us = on_cpu_ns / 1000;
+  if (waiting_us)
+    *waiting_us = waiting_ns / 1000;
+  return end != NULL;
 }

@@ -40,5 +40,6 @@ char *vt_process_read_file (GPid pid, const char *name, GError **error);
 
 /* The calling thread's time on a CPU and time runnable but waiting for
  * one, in microseconds, from the scheduler's own count
- * (/proc/thread-self/schedstat). FALSE (both 0) without CONFIG_SCHED_INFO. */
+ * (/proc/thread-self/schedstat); either may be NULL. FALSE (both 0)
+ * without CONFIG_SCHED_INFO. */
 gboolean vt_thread_sched_times (guint64 *on_cpu_us, guint64 *waiting_us);

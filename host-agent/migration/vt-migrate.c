@@ -466,14 +466,14 @@ migrate_range (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable, 
   memset (stats, 0, sizeof *stats);
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
-  guint64 cpu0 = thread_cpu_us (), sched_cpu0, wait0, sched_cpu1, wait1;
+  guint64 cpu0 = thread_cpu_us (), wait0, wait1;
   /* A mover slow in wall time but light on CPU is starved of CPU or
    * blocked in the kernel: the scheduler's run delay tells which. */
-  vt_thread_sched_times (&sched_cpu0, &wait0);
+  vt_thread_sched_times (NULL, &wait0);
   gint64 wall0 = g_get_monotonic_time ();
   gboolean ok = walk_range (w, stats, cancellable, error);
   stats->cpu_us = thread_cpu_us () - cpu0;
-  vt_thread_sched_times (&sched_cpu1, &wait1);
+  vt_thread_sched_times (NULL, &wait1);
   stats->wait_us = wait1 - wait0;
   stats->wall_us = (guint64) (g_get_monotonic_time () - wall0);
   if (ok)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/vt-error.h"
+#include "common/vt-process.h"
 #include "common/vt-sysfs.h"
 #include "migration/vt-migrate.h"
 #include "vt-test-tree.h"
@@ -291,6 +292,39 @@ run_async (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
   VtMigrateStats *stats = vt_migrate_range_finish (result, error);
   g_object_unref (result);
   return stats;
+}
+
+/* The scheduler's count of this thread's time on a CPU grows with the
+ * thread's own CPU clock (both are its sum_exec_runtime), and a move's
+ * three times add up: on a CPU and waiting for one within its wall time. */
+static guint64
+own_cpu_us (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (guint64) ts.tv_sec * G_USEC_PER_SEC + (guint64) ts.tv_nsec / 1000;
+}
+
+static void
+test_sched_times (void)
+{
+  guint64 on0, wait0, on1, wait1;
+  g_assert_true (vt_thread_sched_times (&on0, &wait0));
+  guint64 start = own_cpu_us ();
+  while (own_cpu_us () - start < 20000)
+    ;
+  g_assert_true (vt_thread_sched_times (&on1, NULL));
+  g_assert_true (vt_thread_sched_times (NULL, &wait1));
+  g_assert_cmpuint (on1 - on0, >=, 19000);
+  g_assert_cmpuint (wait1, >=, wait0);
+
+  char *m = map_pages (64);
+  for (guint i = 0; i < 64; i++)
+    m[i * page ()] = 1;
+  VtMigrateStats st;
+  g_assert_true (own_range (m, 64, 0, 0, &st, NULL));
+  g_assert_cmpuint (st.cpu_us + st.wait_us, <=, st.wall_us + 1000);
+  munmap (m, 64 * page ());
 }
 
 static void
@@ -846,6 +880,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/migrate/real/half-touched", test_real_half_touched);
+  g_test_add_func ("/migrate/real/sched-times", test_sched_times);
   g_test_add_func ("/migrate/real/hole", test_real_hole);
   g_test_add_func ("/migrate/real/outside-cpuset", test_real_outside_cpuset);
   g_test_add_func ("/migrate/real/gone", test_real_gone);
