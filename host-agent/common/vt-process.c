@@ -1,6 +1,7 @@
 #include "common/vt-process.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "common/vt-error.h"
 #include "common/vt-sysfs.h"
@@ -106,6 +107,14 @@ vt_process_memory_held (GPid pid, guint64 *locked, guint64 *pinned, GError **err
   *locked = status_kb (status, "VmLck");
   *pinned = status_kb (status, "VmPin");
   return TRUE;
+}
+
+guint64
+vt_thread_cpu_us (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (guint64) ts.tv_sec * G_USEC_PER_SEC + (guint64) ts.tv_nsec / 1000;
 }
 
 gboolean

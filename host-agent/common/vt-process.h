@@ -38,6 +38,9 @@ gboolean vt_process_check_at (const char *root, const VtProcess *process, GError
  * saying why. */
 char *vt_process_read_file (GPid pid, const char *name, GError **error);
 
+/* The calling thread's CPU time in microseconds (its thread clock). */
+guint64 vt_thread_cpu_us (void);
+
 /* The calling thread's time on a CPU and time runnable but waiting for
  * one, in microseconds, from the scheduler's own count
  * (/proc/thread-self/schedstat); either may be NULL. FALSE (both 0)

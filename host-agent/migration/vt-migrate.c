@@ -449,15 +449,6 @@ walk_batches (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable, c
   return TRUE;
 }
 
-/* CPU time, not wall time: on a busy host a move waits for a CPU as long
- * as it likes; what a quota bounds is what it costs the host. */
-static guint64
-thread_cpu_us (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (guint64) ts.tv_sec * G_USEC_PER_SEC + (guint64) ts.tv_nsec / 1000;
-}
 
 /* vt_migrate_range with cancellation between batches. */
 static gboolean
@@ -466,13 +457,15 @@ migrate_range (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable, 
   memset (stats, 0, sizeof *stats);
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
-  guint64 cpu0 = thread_cpu_us (), wait0, wait1;
+  /* CPU time, not wall time: on a busy host a move waits for a CPU as
+   * long as it likes; what a quota bounds is what it costs the host. */
+  guint64 cpu0 = vt_thread_cpu_us (), wait0, wait1;
   /* A mover slow in wall time but light on CPU is starved of CPU or
    * blocked in the kernel: the scheduler's run delay tells which. */
   vt_thread_sched_times (NULL, &wait0);
   gint64 wall0 = g_get_monotonic_time ();
   gboolean ok = walk_range (w, stats, cancellable, error);
-  stats->cpu_us = thread_cpu_us () - cpu0;
+  stats->cpu_us = vt_thread_cpu_us () - cpu0;
   vt_thread_sched_times (NULL, &wait1);
   stats->wait_us = wait1 - wait0;
   stats->wall_us = (guint64) (g_get_monotonic_time () - wall0);

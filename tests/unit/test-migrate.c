@@ -297,21 +297,13 @@ run_async (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
 /* The scheduler's count of this thread's time on a CPU grows with the
  * thread's own CPU clock (both are its sum_exec_runtime), and a move's
  * three times add up: on a CPU and waiting for one within its wall time. */
-static guint64
-own_cpu_us (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (guint64) ts.tv_sec * G_USEC_PER_SEC + (guint64) ts.tv_nsec / 1000;
-}
-
 static void
 test_sched_times (void)
 {
   guint64 on0, wait0, on1, wait1;
   g_assert_true (vt_thread_sched_times (&on0, &wait0));
-  guint64 start = own_cpu_us ();
-  while (own_cpu_us () - start < 20000)
+  guint64 start = vt_thread_cpu_us ();
+  while (vt_thread_cpu_us () - start < 20000)
     ;
   g_assert_true (vt_thread_sched_times (&on1, NULL));
   g_assert_true (vt_thread_sched_times (NULL, &wait1));
