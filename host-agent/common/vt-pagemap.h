@@ -3,8 +3,9 @@
  * way both placement and the page samplers need:
  *
  *   /proc/PID/pagemap  one u64 per virtual page: bit 63 present, 62
- *                      swapped, 55 soft-dirty, bits 0-54 the PFN (0
- *                      without CAP_SYS_ADMIN).
+ *                      swapped, 56 mapped by this process alone, 55
+ *                      soft-dirty, bits 0-54 the PFN (0 without
+ *                      CAP_SYS_ADMIN).
  *   /proc/kpageflags   one u64 of flags per PFN (root only).
  *
  * And from them, a range's page class: what the kernel moves it in (a
@@ -18,6 +19,10 @@ G_BEGIN_DECLS
 
 #define VT_PM_PFN_MASK   ((G_GUINT64_CONSTANT (1) << 55) - 1)
 #define VT_PM_SOFT_DIRTY (G_GUINT64_CONSTANT (1) << 55)
+/* Since 4.2: the page is mapped once. Its absence on a present page is
+ * what makes move_pages(MPOL_MF_MOVE) refuse it with EACCES: a second
+ * mapper of the file, a vhost-user back end, a KSM-merged page. */
+#define VT_PM_EXCLUSIVE  (G_GUINT64_CONSTANT (1) << 56)
 #define VT_PM_SWAP       (G_GUINT64_CONSTANT (1) << 62)
 #define VT_PM_PRESENT    (G_GUINT64_CONSTANT (1) << 63)
 

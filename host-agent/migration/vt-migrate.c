@@ -158,6 +158,13 @@ join_refused (VtMigrateStats *stats, guint i)
   stats->n_refused--;
 }
 
+gint
+vt_migrate_span_compare (gconstpointer a, gconstpointer b)
+{
+  const VtMigrateSpan *x = a, *y = b;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
 static gint
 refused_by_start (gconstpointer a, gconstpointer b)
 {

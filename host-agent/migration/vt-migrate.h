@@ -15,6 +15,9 @@ typedef struct {
   guint64 start, end;
 } VtMigrateSpan;
 
+/* For g_array_sort: spans by start. */
+gint vt_migrate_span_compare (gconstpointer a, gconstpointer b);
+
 /* A run of pages the kernel would not move: `bytes` of them within
  * [start, end) (all, unless runs were joined to fit). */
 typedef struct {

@@ -208,6 +208,7 @@ struct _VtPlacement {
   int pagemap_fd; /* -1: move_pages */
   guint64 *entries;
   VtPageFlags *flags; /* NULL: page classes unknown */
+  GArray *shared;     /* VtNodeSpan, or NULL: shared pages not collected */
 };
 
 VtPlacement *
@@ -242,6 +243,7 @@ vt_placement_close (VtPlacement *p)
   if (p->pagemap_fd >= 0)
     close (p->pagemap_fd);
   vt_page_flags_close (p->flags);
+  g_clear_pointer (&p->shared, g_array_unref);
   g_free (p->entries);
   g_free (p);
 }
@@ -250,6 +252,31 @@ VtPlacementMethod
 vt_placement_method (const VtPlacement *p)
 {
   return p->pagemap_fd >= 0 ? VT_PLACEMENT_PAGEMAP : VT_PLACEMENT_MOVE_PAGES;
+}
+
+void
+vt_placement_collect_shared (VtPlacement *p, GArray *spans)
+{
+  g_clear_pointer (&p->shared, g_array_unref);
+  p->shared = spans ? g_array_ref (spans) : NULL;
+}
+
+/* Adds the page at `addr` on `node` to the shared spans, joined to the
+ * last one when it follows it on that node. */
+static void
+add_shared (GArray *spans, guint64 addr, int node)
+{
+  if (spans->len > 0) {
+    VtNodeSpan *last = &g_array_index (spans, VtNodeSpan, spans->len - 1);
+    if (last->end == addr && last->node == node) {
+      last->end += PAGE;
+      return;
+    }
+  }
+  if (spans->len >= VT_PLACEMENT_SHARED_MAX)
+    return;
+  VtNodeSpan s = { addr, addr + PAGE, node };
+  g_array_append_val (spans, s);
 }
 
 /* Counts a page of `page_class` on `node`: in no count when on no node
@@ -311,7 +338,11 @@ count_piece (VtPlacement *p, guint64 vpage, guint i, guint m, guint64 *per_node,
     guint64 pfn = e & VT_PM_PFN_MASK;
     if (pfn == 0)
       return FALSE;
-    add (per_node, n_nodes, per_class, page_class, vt_pfn_nodes_lookup (p->pfns, pfn));
+    int node = vt_pfn_nodes_lookup (p->pfns, pfn);
+    add (per_node, n_nodes, per_class, page_class, node);
+    /* The zero pages are nobody's: on no node, and not shared memory. */
+    if (p->shared && node >= 0 && !(e & VT_PM_EXCLUSIVE))
+      add_shared (p->shared, (vpage + (j - i)) * PAGE, node);
   }
   return TRUE;
 }

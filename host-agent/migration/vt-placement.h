@@ -48,6 +48,22 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtPlacement, vt_placement_close)
 
 VtPlacementMethod vt_placement_method (const VtPlacement *placement);
 
+/* Pages [start, end) on `node`. */
+typedef struct {
+  guint64 start, end;
+  int node;
+} VtNodeSpan;
+
+/* From now on, each count by pagemap also adds to `spans` (VtNodeSpan, in
+ * address order, adjacent ones on a node joined) the pages it counts that
+ * another process maps too (pagemap's exclusive bit clear): what
+ * move_pages would refuse, known before it is asked. By move_pages
+ * queries, none. */
+void vt_placement_collect_shared (VtPlacement *placement, GArray *spans);
+/* Spans it collects at most (a host with KSM may share every other page):
+ * past that, the rest are found by the refusals of moves. */
+#define VT_PLACEMENT_SHARED_MAX 65536
+
 /* Adds to per_node[n] (n < n_nodes) the bytes of [start, end) (page
  * aligned) present on node n; pages not present, swapped out, or on a node
  * past n_nodes are in no count. The same bytes by page class go to

@@ -214,14 +214,17 @@ page_class_of (const VtTieringInput *in, const guint64 *per_class)
 
 /* Each region's bytes on the top and the slow tiers, page by page
  * (`pfns` NULL: move_pages queries), the node of most of each and its
- * page class; fills the VM's figures in `st`. FALSE when its process is
+ * page class; fills the VM's figures in `st`, and `shared` with the pages
+ * another process maps too (by pagemap only). FALSE when its process is
  * gone or unreadable. */
 static gboolean
 measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *pfns, Place *place,
-         VtTieringStats *st)
+         VtTieringStats *st, GArray *shared)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (VtPlacement) reader = vt_placement_open (in->process.pid, pfns, &error);
+  if (reader)
+    vt_placement_collect_shared (reader, shared);
   guint n_nodes = tiers->nodes->len;
   g_autofree guint64 *per_node = g_new (guint64, MAX (n_nodes, 1));
   guint64 per_class[VT_PAGE_CLASSES];
@@ -260,6 +263,33 @@ measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *p
     return FALSE;
   }
   return TRUE;
+}
+
+/* Pages another process maps too, as a measurement found them, held out
+ * before any move asks for them: those on slow nodes out of promotion,
+ * those on top nodes out of demotion. Refreshed by every measurement. */
+static void
+hold_shared (VtUnmovable *unmovable, const VtHostTiers *tiers, const GArray *shared)
+{
+  GArray *up = g_array_new (FALSE, FALSE, sizeof (VtMigrateSpan));
+  GArray *down = g_array_new (FALSE, FALSE, sizeof (VtMigrateSpan));
+  for (guint i = 0; i < shared->len; i++) {
+    const VtNodeSpan *n = &g_array_index (shared, VtNodeSpan, i);
+    const VtNodeInfo *info = vt_host_tiers_node (tiers, (guint) n->node);
+    if (!info)
+      continue;
+    GArray *to = info->top ? down : up;
+    VtMigrateSpan *last = to->len ? &g_array_index (to, VtMigrateSpan, to->len - 1) : NULL;
+    if (last && last->end == n->start)
+      last->end = n->end;
+    else
+      g_array_append_val (to, ((VtMigrateSpan) { n->start, n->end }));
+  }
+  /* Regions come in address order, but nothing promises it. */
+  g_array_sort (up, vt_migrate_span_compare);
+  g_array_sort (down, vt_migrate_span_compare);
+  vt_unmovable_set_shared (unmovable, up, down,
+                           g_get_monotonic_time () + UNMOVABLE_HOLD_S * G_USEC_PER_SEC);
 }
 
 /* What page_size_at reads a page's class with. */
@@ -1265,8 +1295,12 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     g_ptr_array_add (allowed, v->allowed);
     v->st = &vm_state (t, in->key)->stats;
     policy_changed |= note_policy (vm_state (t, in->key), in);
-    v->measured = measure (in, tiers, pfns, v->place, v->st);
-    v->st->unmovable = vt_unmovable_total (vm_state (t, in->key)->unmovable, g_get_monotonic_time (),
+    VtUnmovable *unmovable = vm_state (t, in->key)->unmovable;
+    g_autoptr (GArray) shared = g_array_new (FALSE, FALSE, sizeof (VtNodeSpan));
+    v->measured = measure (in, tiers, pfns, v->place, v->st, shared);
+    if (v->measured)
+      hold_shared (unmovable, tiers, shared);
+    v->st->unmovable = vt_unmovable_total (unmovable, g_get_monotonic_time (),
                                            &v->st->unmovable_reason);
     if (in->pinned_by && v->measured) {
       v->st->unmovable = v->st->top_bytes + v->st->slow_bytes;

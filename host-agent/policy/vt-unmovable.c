@@ -19,6 +19,10 @@ typedef struct {
 
 struct _VtUnmovable {
   GArray *held; /* Held, not overlapping where held, in no order */
+  /* Measured shared pages (VtMigrateSpan, sorted, or NULL), [TRUE]: on
+   * slow nodes, held out of promotion; [FALSE]: on top nodes. */
+  GArray *shared[2];
+  gint64 shared_until_us;
 };
 
 VtUnmovable *
@@ -35,12 +39,18 @@ vt_unmovable_free (VtUnmovable *u)
   if (!u)
     return;
   g_array_unref (u->held);
+  g_clear_pointer (&u->shared[0], g_array_unref);
+  g_clear_pointer (&u->shared[1], g_array_unref);
   g_free (u);
 }
 
 static void
 expire (VtUnmovable *u, gint64 now)
 {
+  if (u->shared_until_us <= now) {
+    g_clear_pointer (&u->shared[0], g_array_unref);
+    g_clear_pointer (&u->shared[1], g_array_unref);
+  }
   for (guint i = 0; i < u->held->len;) {
     if (g_array_index (u->held, Held, i).until_us <= now)
       g_array_remove_index_fast (u->held, i);
@@ -87,6 +97,57 @@ vt_unmovable_note (VtUnmovable *u, guint64 start, guint64 walked_end, gboolean p
     g_array_append_val (u->held, g_array_index (fresh, Held, r));
 }
 
+/* The first measured shared span that ends after `addr`. */
+static guint
+first_shared_after (const GArray *spans, guint64 addr)
+{
+  guint lo = 0, hi = spans->len;
+  while (lo < hi) {
+    guint mid = lo + (hi - lo) / 2;
+    if (g_array_index (spans, VtMigrateSpan, mid).end <= addr)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* The measured shared bytes of [start, end) held out that way. */
+static guint64
+shared_bytes_in (const VtUnmovable *u, guint64 start, guint64 end, gboolean promote)
+{
+  const GArray *spans = u->shared[!!promote];
+  guint64 sum = 0;
+  for (guint k = spans ? first_shared_after (spans, start) : 0; spans && k < spans->len; k++) {
+    const VtMigrateSpan *s = &g_array_index (spans, VtMigrateSpan, k);
+    if (s->start >= end)
+      break;
+    sum += MIN (end, s->end) - MAX (start, s->start);
+  }
+  return sum;
+}
+
+void
+vt_unmovable_set_shared (VtUnmovable *u, GArray *up, GArray *down, gint64 until_us)
+{
+  GArray *given[2] = { down, up };
+  for (guint d = 0; d < 2; d++) {
+    g_clear_pointer (&u->shared[d], g_array_unref);
+    if (given[d] && given[d]->len > 0)
+      u->shared[d] = given[d];
+    else if (given[d])
+      g_array_unref (given[d]);
+  }
+  u->shared_until_us = until_us;
+  for (guint i = 0; i < u->held->len;) {
+    const Held *h = &g_array_index (u->held, Held, i);
+    if (h->reason == VT_UNMOVABLE_SHARED && shared_bytes_in (u, h->start, h->end, h->promote) > 0)
+      g_array_remove_index_fast (u->held, i);
+    else
+      i++;
+  }
+}
+
 guint64
 vt_unmovable_bytes_in (VtUnmovable *u, guint64 start, guint64 end, gboolean promote, gint64 now)
 {
@@ -101,14 +162,8 @@ vt_unmovable_bytes_in (VtUnmovable *u, guint64 start, guint64 end, gboolean prom
              ? h->bytes
              : (guint64) ((double) h->bytes * (double) (hi - lo) / (double) (h->end - h->start));
   }
+  sum += shared_bytes_in (u, start, end, promote);
   return MIN (sum, end > start ? end - start : 0);
-}
-
-static gint
-span_by_start (gconstpointer a, gconstpointer b)
-{
-  const VtMigrateSpan *x = a, *y = b;
-  return x->start < y->start ? -1 : x->start > y->start;
 }
 
 GArray *
@@ -125,8 +180,19 @@ vt_unmovable_spans_in (VtUnmovable *u, guint64 start, guint64 end, gboolean prom
     VtMigrateSpan s = { MAX (start, h->start), MIN (end, h->end) };
     g_array_append_val (spans, s);
   }
+  const GArray *measured = u->shared[!!promote];
+  for (guint k = measured ? first_shared_after (measured, start) : 0;
+       measured && k < measured->len; k++) {
+    const VtMigrateSpan *m = &g_array_index (measured, VtMigrateSpan, k);
+    if (m->start >= end)
+      break;
+    if (!spans)
+      spans = g_array_new (FALSE, FALSE, sizeof (VtMigrateSpan));
+    VtMigrateSpan s = { MAX (start, m->start), MIN (end, m->end) };
+    g_array_append_val (spans, s);
+  }
   if (spans)
-    g_array_sort (spans, span_by_start);
+    g_array_sort (spans, vt_migrate_span_compare);
   return spans;
 }
 
@@ -142,6 +208,10 @@ vt_unmovable_total (VtUnmovable *u, gint64 now, VtUnmovableReason *main)
     sum += h->bytes;
     by_reason[h->reason] += h->bytes;
   }
+  guint64 measured = shared_bytes_in (u, 0, G_MAXUINT64, TRUE) +
+                     shared_bytes_in (u, 0, G_MAXUINT64, FALSE);
+  sum += measured;
+  by_reason[VT_UNMOVABLE_SHARED] += measured;
   if (main)
     *main = sum == 0 ? VT_UNMOVABLE_NONE
             : by_reason[VT_UNMOVABLE_PINNED] > by_reason[VT_UNMOVABLE_SHARED] ? VT_UNMOVABLE_PINNED

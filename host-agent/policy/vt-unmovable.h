@@ -1,5 +1,6 @@
 /* Memory of a VM the kernel would not move, by range and reason, held for
- * a while so that rounds do not spend their budget asking again: pages
+ * a while so that rounds do not spend their budget asking again (or, for
+ * pages a measurement found shared, at all): pages
  * mapped by another process too (move_pages' EACCES: MPOL_MF_MOVE moves
  * only pages the process alone maps; vhost-user back ends, a second
  * mapper of a shared file), and pages still busy after every retry (a
@@ -39,6 +40,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtUnmovable, vt_unmovable_free)
 void vt_unmovable_note (VtUnmovable *u, guint64 start, guint64 walked_end, gboolean promote,
                         const VtMigrateRefused *runs, guint n_runs, guint pinned_strikes,
                         gint64 until_us);
+/* The VM's pages another process maps too, as its last measurement read
+ * them (vt_placement_collect_shared), held out until the next one or
+ * until_us: no move asks for them, where a refusal would tell of each
+ * piece only once a move had asked. `up`: those on slow nodes (held out
+ * of promotion), `down`: on top nodes (of demotion); VtMigrateSpan,
+ * sorted, not overlapping; taken, NULL for none. The refusals noted as
+ * shared within them are what these say now, and go. */
+void vt_unmovable_set_shared (VtUnmovable *u, GArray *up, GArray *down, gint64 until_us);
 /* Of [start, end), the bytes held unmovable that way now (a run that
  * overlaps it in part counts in proportion). */
 guint64 vt_unmovable_bytes_in (VtUnmovable *u, guint64 start, guint64 end, gboolean promote,

@@ -104,6 +104,39 @@ test_scattered_pages (void)
   drop_tree (root);
 }
 
+/* Pages another process maps too (pagemap's exclusive bit clear), present
+ * and on a node, collected by node as runs: what move_pages would refuse
+ * with EACCES. Absent pages and pages mapped once are not in them. */
+static void
+test_shared_pages_collected (void)
+{
+  guint64 e[16];
+  for (int i = 0; i < 16; i++) {
+    guint64 pfn = i < 8 ? 100ull + (guint64) i : NODE1_PFN + (guint64) i;
+    gboolean exclusive = i == 0 || i == 5 || i >= 12;
+    e[i] = i == 3 ? 0 : PRESENT | pfn | (exclusive ? VT_PM_EXCLUSIVE : 0);
+  }
+  char *root = make_tree (e, 16);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VtPfnNodes) pfns = vt_pfn_nodes_read (&error);
+  g_assert_no_error (error);
+  g_autoptr (VtPlacement) p = vt_placement_open (PID, pfns, &error);
+  g_autoptr (GArray) shared = g_array_new (FALSE, FALSE, sizeof (VtNodeSpan));
+  vt_placement_collect_shared (p, shared);
+  guint64 per_node[2] = { 0 };
+  g_assert_true (vt_placement_count (p, BASE, BASE + 16 * PAGE, per_node, 2, NULL, &error));
+  /* node0: 1-2 and 4, 6-7; node1 8-11 (a run across the node boundary splits). */
+  static const VtNodeSpan want[] = { { 1, 3, 0 }, { 4, 5, 0 }, { 6, 8, 0 }, { 8, 12, 1 } };
+  g_assert_cmpuint (shared->len, ==, G_N_ELEMENTS (want));
+  for (guint i = 0; i < shared->len; i++) {
+    const VtNodeSpan *s = &g_array_index (shared, VtNodeSpan, i);
+    g_assert_cmpuint (s->start, ==, BASE + want[i].start * PAGE);
+    g_assert_cmpuint (s->end, ==, BASE + want[i].end * PAGE);
+    g_assert_cmpint (s->node, ==, want[i].node);
+  }
+  drop_tree (root);
+}
+
 /* kpageflags of the fake tree: `flags` at `pfn`. */
 static void
 put_page_flags (const char *root, guint64 pfn, guint64 flags)
@@ -329,6 +362,55 @@ test_real_kernel_huge_zero (void)
   munmap (map, len);
 }
 
+/* This machine's kernel: a memfd's pages mapped at two addresses of ours
+ * are shared (as a vhost-user back end's mapping of QEMU's RAM makes them),
+ * where the pages only one mapping touched and our private pages are not. */
+static void
+test_real_kernel_shared (void)
+{
+  if (!real_kernel_usable ())
+    return;
+  const guint n = 64;
+  int fd = memfd_create ("vt-shared", MFD_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (ftruncate (fd, n * PAGE), ==, 0);
+  char *one = mmap (NULL, n * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  char *two = mmap (NULL, n * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  char *own = mmap (NULL, n * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_assert_true (one != MAP_FAILED && two != MAP_FAILED && own != MAP_FAILED);
+  memset (one, 1, n * PAGE);
+  memset (own, 1, n * PAGE);
+  /* The first half mapped twice: by writes, as a read fault maps the
+   * file's pages around it too (fault_around_bytes). */
+  for (guint i = 0; i < n / 2; i++)
+    two[i * PAGE] = 2;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VtPfnNodes) pfns = vt_pfn_nodes_read (&error);
+  g_assert_no_error (error);
+  g_autoptr (VtPlacement) p = vt_placement_open (getpid (), pfns, &error);
+  g_autoptr (GArray) shared = g_array_new (FALSE, FALSE, sizeof (VtNodeSpan));
+  vt_placement_collect_shared (p, shared);
+  guint64 per_node[64] = { 0 };
+  const char *ranges[] = { one, own };
+  guint64 bytes = 0;
+  for (guint r = 0; r < G_N_ELEMENTS (ranges); r++) {
+    guint64 start = (guint64) (guintptr) ranges[r];
+    g_assert_true (vt_placement_count (p, start, start + n * PAGE, per_node, 64, NULL, &error));
+    g_assert_no_error (error);
+  }
+  for (guint i = 0; i < shared->len; i++) {
+    const VtNodeSpan *s = &g_array_index (shared, VtNodeSpan, i);
+    g_assert_cmpuint (s->start, >=, (guint64) (guintptr) one);
+    g_assert_cmpuint (s->end, <=, (guint64) (guintptr) one + n / 2 * PAGE);
+    bytes += s->end - s->start;
+  }
+  g_assert_cmpuint (bytes, ==, n / 2 * PAGE);
+  munmap (one, n * PAGE);
+  munmap (two, n * PAGE);
+  munmap (own, n * PAGE);
+  close (fd);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -339,5 +421,7 @@ main (int argc, char **argv)
   g_test_add_func ("/placement/hidden-pfns-fall-back", test_hidden_pfns_fall_back);
   g_test_add_func ("/placement/real-kernel", test_real_kernel);
   g_test_add_func ("/placement/real-kernel-huge-zero", test_real_kernel_huge_zero);
+  g_test_add_func ("/placement/shared-pages-collected", test_shared_pages_collected);
+  g_test_add_func ("/placement/real-kernel-shared", test_real_kernel_shared);
   return g_test_run ();
 }

@@ -10,6 +10,7 @@
 #include "common/vt-sysfs.h"
 #include "migration/vt-migrate.h"
 #include "policy/vt-tiering.h"
+#include "policy/vt-unmovable.h"
 #include "vt-test-tree.h"
 
 #define PID 4242
@@ -1476,6 +1477,49 @@ test_shared_pages_are_held_out (void)
   drop_host ();
 }
 
+static GArray *
+spans_of (const VtMigrateSpan *s, guint n)
+{
+  GArray *a = g_array_new (FALSE, FALSE, sizeof (VtMigrateSpan));
+  g_array_append_vals (a, s, n);
+  return a;
+}
+
+/* Shared pages a measurement found (pagemap's exclusive bit) are held out
+ * before any move asks: those on slow nodes out of promotion, those on
+ * top nodes out of demotion; the refusals noted as shared in them give way
+ * to them (no page counted twice); the next measurement replaces them. */
+static void
+test_measured_shared_pages_held (void)
+{
+  g_autoptr (VtUnmovable) u = vt_unmovable_new ();
+  gint64 now = g_get_monotonic_time (), until = now + 60 * G_USEC_PER_SEC;
+  /* A refusal of [0x1000, 0x3000) noted first, as EACCES. */
+  VtMigrateRefused refused = { 0x1000, 0x3000, 0x2000, TRUE };
+  vt_unmovable_note (u, 0, 0x4000, TRUE, &refused, 1, 3, until);
+  g_assert_cmpuint (vt_unmovable_bytes_in (u, 0, 0x10000, TRUE, now), ==, 0x2000);
+  static const VtMigrateSpan up[] = { { 0x2000, 0x4000 }, { 0x8000, 0x9000 } };
+  static const VtMigrateSpan down[] = { { 0x5000, 0x6000 } };
+  vt_unmovable_set_shared (u, spans_of (up, 2), spans_of (down, 1), until);
+  g_assert_cmpuint (vt_unmovable_bytes_in (u, 0, 0x10000, TRUE, now), ==, 0x3000);
+  g_assert_cmpuint (vt_unmovable_bytes_in (u, 0x3000, 0x8800, TRUE, now), ==, 0x1800);
+  g_assert_cmpuint (vt_unmovable_bytes_in (u, 0, 0x10000, FALSE, now), ==, 0x1000);
+  VtUnmovableReason why;
+  g_assert_cmpuint (vt_unmovable_total (u, now, &why), ==, 0x4000);
+  g_assert_cmpint (why, ==, VT_UNMOVABLE_SHARED);
+  g_autoptr (GArray) skip = vt_unmovable_spans_in (u, 0x3000, 0x10000, TRUE, now);
+  g_assert_nonnull (skip);
+  g_assert_cmpuint (skip->len, ==, 2);
+  g_assert_cmpuint (g_array_index (skip, VtMigrateSpan, 0).start, ==, 0x3000);
+  g_assert_cmpuint (g_array_index (skip, VtMigrateSpan, 0).end, ==, 0x4000);
+  g_assert_cmpuint (g_array_index (skip, VtMigrateSpan, 1).start, ==, 0x8000);
+  /* The next measurement finds none: nothing held; after until_us neither. */
+  vt_unmovable_set_shared (u, NULL, g_array_new (FALSE, FALSE, sizeof (VtMigrateSpan)), until);
+  g_assert_cmpuint (vt_unmovable_total (u, now, NULL), ==, 0);
+  vt_unmovable_set_shared (u, spans_of (up, 2), NULL, now + 1);
+  g_assert_cmpuint (vt_unmovable_total (u, now + 2, NULL), ==, 0);
+}
+
 /* Held by address, not by region: DAMON's regions split and merge, so the
  * next round's jobs span other ranges. Seen in the testbed (backends,
  * a vhost-user-like second mapper): failed bytes grew by 22 MiB in 25 s,
@@ -1718,6 +1762,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/retry-within-share", test_retry_within_share);
   g_test_add_func ("/tiering/shares-ride-out-jitter", test_shares_ride_out_jitter);
   g_test_add_func ("/tiering/shared-pages-are-held-out", test_shared_pages_are_held_out);
+  g_test_add_func ("/tiering/measured-shared-pages-held", test_measured_shared_pages_held);
   g_test_add_func ("/tiering/hugetlb-exchange-through-a-full-pool",
                    test_hugetlb_exchange_through_a_full_pool);
   g_test_add_func ("/tiering/hugetlb-exchange-takes-what-demotions-freed",

@@ -121,8 +121,9 @@ for g in guests:
     check(abs(err) <= 0.05, f"{g.name}: vtierd's top-tier bytes are the kernel's within 5% "
           f"({lo >> 20}..{hi >> 20} MiB against {truth >> 20} MiB)")
     if g.name == "shared":
-        # Every page is mapped twice: held out at the first refusal, said
-        # why, and not asked for again (its failed bytes stop growing).
+        # Every page is mapped twice: pagemap says so (the exclusive bit is
+        # clear) in every measurement, so it is held out, said why, and
+        # never asked for; a refusal may only find a page shared since.
         held, why = after.get("unmovable_bytes", 0), after.get("unmovable_reason", "")
         times = sorted(failed_at)
         late = [failed_at[x] for x in times if x >= times[-1] - 25]
@@ -131,11 +132,11 @@ for g in guests:
         check(why == "shared" and held >= (HOT << 20) // 2,
               f"shared: vtierd holds its hot memory out as mapped by another process "
               f"({held >> 20} MiB, reason {why or 'none'})")
-        # Asked again every round, its whole hot set would fail each time
-        # (64 MiB a round); regions whose bounds moved may be asked a piece.
-        check(len(late) >= 2 and late[-1] - late[0] <= 4 << 20,
-              f"shared: moves do not ask for it again once held (failed bytes over the last "
-              f"25 s: {[x >> 20 for x in late]} MiB; at most 4 MiB more)")
+        # Found by refusals instead, it failed 79-86 MiB: each piece once,
+        # as heat (the guest's verify pass) reached it.
+        check(len(late) >= 2 and failed_at[times[-1]] <= 4 << 20,
+              f"shared: moves do not ask for it (failed bytes over the last 25 s: "
+              f"{[x >> 20 for x in late]} MiB; at most 4 MiB)")
         check(fraction_on(g.placement("hot"), 1) >= 0.9, "shared: its hot set stayed where it was")
         continue
     check(after.get("failed_bytes", 1) == 0, f"{g.name}: no move failed "
