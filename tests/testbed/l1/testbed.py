@@ -919,18 +919,27 @@ class ThreadStates:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
+    def _tasks(self):
+        """(task dir, thread name: "main" for the process's own, its
+        /proc stat split after the name) for each thread now."""
+        for task in glob.glob(f"/proc/{self.pid}/task/*"):
+            stat = read(f"{task}/stat", "") or ""
+            name = "main" if os.path.basename(task) == str(self.pid) else \
+                stat.partition("(")[2].rpartition(")")[0]
+            yield task, name, stat.rpartition(")")[2].split()
+
     def _run(self):
         while not self._stop.wait(self.period):
             self.samples += 1
-            for task in glob.glob(f"/proc/{self.pid}/task/*"):
-                stat = read(f"{task}/stat", "") or ""
-                name = "main" if os.path.basename(task) == str(self.pid) else \
-                    stat.partition("(")[2].rpartition(")")[0]
-                state = stat.rpartition(")")[2].split()[:1]
+            for task, name, fields in self._tasks():
+                state = fields[:1]
                 if state == ["R"]:
-                    # In a system call (its name) or in user space
+                    # A thread on a CPU now says "running" (where, unknown);
+                    # a runnable one, the call it was preempted in, or -1
+                    # (preempted in user space or a fault, not in a call).
                     call = (read(f"{task}/syscall", "") or "").split()[:1]
-                    where = "user space" if call in ([], ["running"]) else \
+                    where = "on a CPU now" if call in ([], ["running"]) else \
+                        "not in a system call" if call == ["-1"] else \
                         self.SYSCALLS.get(call[0], f"system call {call[0]}")
                     self.counts[f"{name}: running or runnable, {where}"] += 1
                 elif state == ["D"]:
@@ -942,11 +951,7 @@ class ThreadStates:
         """{thread name: [user s, system s]} so far, summed by name."""
         hz = os.sysconf("SC_CLK_TCK")
         out = {}
-        for task in glob.glob(f"/proc/{self.pid}/task/*"):
-            stat = read(f"{task}/stat", "") or ""
-            name = "main" if os.path.basename(task) == str(self.pid) else \
-                stat.partition("(")[2].rpartition(")")[0]
-            f = stat.rpartition(")")[2].split()
+        for _, name, f in self._tasks():
             if len(f) > 12:  # utime, stime: fields 14 and 15 of stat
                 t = out.setdefault(name, [0.0, 0.0])
                 t[0] = round(t[0] + int(f[11]) / hz, 2)
