@@ -59,6 +59,7 @@ import subprocess
 import sys
 import time
 
+import tbprobe
 import testbed
 from testbed import fraction_on
 
@@ -73,6 +74,12 @@ POLICIES = ARGS.policies or ["none", "numa-balancing", "damos-hmsdk", "vtierd"]
 CASES = ARGS.cases.split(",")
 DRAM_CONTENDED_MIB = 300
 START_MAX = 0.05
+# A run is void too when the host cannot see an app's accesses: fewer than
+# SEEN_MIN of a sample of its hot pages found used in 2 s (tbprobe's
+# page_idle check, at each run's start and end). Seen on the emulated
+# host: from one run on, app b's hot set read cold to vtierd and to DAMOS
+# alike (0% of it on node0 under both) while it made 240k accesses/s.
+SEEN_MIN = 0.5
 RUNS_DIR = os.path.join(testbed.RESULTS, "runs")
 SAMPLE_S = 10
 ADMIN = testbed.DAMON_ADMIN
@@ -569,6 +576,30 @@ def move_rate_mib_s():
         p.wait()
 
 
+def accesses_unseen(apps):
+    """The apps whose hot-set accesses the host does not see now, as
+    'name (x% of a sample seen used in 2 s)'."""
+    out = []
+    for g in apps:
+        hvas = g.hvas("hot")
+        sample = hvas[::max(1, len(hvas) // 256)]
+        seen = tbprobe.accessed_fraction(g.pid, sample)
+        if seen is not None and seen < SEEN_MIN:
+            out.append(f"{g.name} ({seen:.0%} of a sample seen used in 2 s)")
+    return out
+
+
+def void_if_unseen(apps, when):
+    """A guest whose accesses the host no longer sees is lost to the
+    emulated host: stop it (the next attempt boots the guests again), and
+    the run is void."""
+    unseen = accesses_unseen(apps)
+    if unseen:
+        for g in apps:
+            g.stop()
+        raise RuntimeError(f"void {when}: the host sees no accesses of {', '.join(unseen)}")
+
+
 def run_path(case, name, i):
     return os.path.join(RUNS_DIR, f"{case}.{name}.{i}.json")
 
@@ -576,13 +607,22 @@ def run_path(case, name, i):
 def one_run(case, name, i, guests, rate):
     apps = guests[1:]
     demands = [len(g.hvas("hot")) * 4096 / 2**20 for g in apps]
+    t0 = time.monotonic()
     reset_placement(guests)
     start = [fraction_on(g.placement("hot"), 0) for g in apps]
     if max(start) > START_MAX:
         raise RuntimeError(f"void start: apps' hot pages {[f'{f:.1%}' for f in start]} on node0 "
                            f"after the reset (at most {START_MAX:.0%})")
+    void_if_unseen(apps, "start")
+    t1 = time.monotonic()
     off_mib = sum((1 - f) * d for f, d in zip(start, demands))
     r = run_policy(name, guests, apps, demands, start)
+    t2 = time.monotonic()
+    void_if_unseen(apps, "end")
+    # Where a run's wall time goes beside its measure: what bounds how many
+    # runs make bench fits in an hour.
+    r["phases_s"] = {"reset_and_checks": round(t1 - t0, 1),
+                     "policy": round(t2 - t1, 1), "end_checks": round(time.monotonic() - t2, 1)}
     r.update({"case": case, "run": i, "kernel": os.uname().release, "app_hot_mib": demands,
               "move_rate_mib_s": round(rate, 1), "move_bound_s": round(off_mib / rate, 1),
               "hot_off_node0_mib": round(off_mib, 1),
@@ -624,6 +664,7 @@ def main():
                     1 for g in guests for ln in g.workload_lines() if "CORRUPT" in ln)
                 with open(run_path(case, name, i), "w") as f:
                     json.dump(r, f, indent=1)
+                print(f"  {case} {name} run {i + 1}: phases {r['phases_s']} s", flush=True)
                 print(f"  {case} {name} run {i + 1}: {r['final_on_node0']:.1%} after {MEASURE_S:.0f} s, "
                       f"90% at {r['time_to_90_s']} s (bound {r['move_bound_s']} s), "
                       f"{r['migrated_mib']:.0f} MiB migrated, {r['cpu_s']:.1f} CPU s, "
@@ -633,7 +674,7 @@ def main():
                 gone = [g for g in guests if not g.alive()]
                 for g in gone:
                     print(f"  guest {g.name} vanished: {g.how_it_ended()}", flush=True)
-                if not gone and "void start" not in str(e):
+                if not gone and not str(e).startswith("void"):
                     raise
                 voids += 1
                 print(f"  {case} {name} run {i + 1}: void ({e}); again (attempt {attempt + 1})",

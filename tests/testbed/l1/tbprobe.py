@@ -9,6 +9,7 @@ import os
 import re
 import socket
 import struct
+import time
 
 PAGE = 4096
 CHUNK = 2 << 20  # translate per 2 MiB; a chunk that is not linear goes per page
@@ -315,6 +316,50 @@ def host_footprint(pid, addrs):
                     continue
             small += 1
     return small * PAGE + len(huge) * (2 << 20)
+
+
+def _pfns(pid, addrs):
+    """The PFN of each present page at these addresses (/proc/PID/pagemap)."""
+    out = []
+    with open(f"/proc/{pid}/pagemap", "rb") as pm:
+        for a in addrs:
+            pm.seek((a // PAGE) * 8)
+            e = struct.unpack("<Q", pm.read(8))[0]
+            pfn = e & ((1 << 55) - 1)
+            if e >> 63 and pfn:
+                out.append(pfn)
+    return out
+
+
+IDLE_BITMAP = "/sys/kernel/mm/page_idle/bitmap"
+
+
+def accessed_fraction(pid, addrs, wait_s=2.0):
+    """Whether the host sees these pages used: each present page marked
+    idle in the kernel's page_idle bitmap (the rmap walk clears the
+    accessed bits of every mapping, KVM's through its MMU notifier), then
+    read back `wait_s` later: the share found accessed again. The host's
+    own view of a guest's accesses, which every policy (DAMON, NUMA
+    balancing, vtierd) depends on; None when no page is present."""
+    pfns = sorted(set(_pfns(pid, addrs)))
+    if not pfns:
+        return None
+    words = sorted({p // 64 for p in pfns})
+    with open(IDLE_BITMAP, "r+b", buffering=0) as bm:
+        for wd in words:
+            mask = 0
+            for p in pfns:
+                if p // 64 == wd:
+                    mask |= 1 << (p % 64)
+            bm.seek(wd * 8)
+            bm.write(struct.pack("<Q", mask))
+        time.sleep(wait_s)
+        idle = 0
+        for wd in words:
+            bm.seek(wd * 8)
+            bits = struct.unpack("<Q", bm.read(8))[0]
+            idle += sum(1 for p in pfns if p // 64 == wd and bits >> (p % 64) & 1)
+    return 1 - idle / len(pfns)
 
 
 def parse_ranges(tokens):
