@@ -579,14 +579,10 @@ def move_rate_mib_s():
 def accesses_unseen(apps):
     """The apps whose hot-set accesses the host does not see now, as
     'name (x% of a sample seen used in 2 s)'."""
-    out = []
-    for g in apps:
-        hvas = g.hvas("hot")
-        sample = hvas[::max(1, len(hvas) // 256)]
-        seen = tbprobe.accessed_fraction(g.pid, sample)
-        if seen is not None and seen < SEEN_MIN:
-            out.append(f"{g.name} ({seen:.0%} of a sample seen used in 2 s)")
-    return out
+    samples = [(g.pid, g.hvas("hot")[::max(1, len(g.hvas("hot")) // 256)]) for g in apps]
+    return [f"{g.name} ({seen:.0%} of a sample seen used in 2 s)"
+            for g, seen in zip(apps, tbprobe.accessed_fractions(samples))
+            if seen is not None and seen < SEEN_MIN]
 
 
 def void_if_unseen(apps, when):

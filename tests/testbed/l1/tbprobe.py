@@ -334,32 +334,29 @@ def _pfns(pid, addrs):
 IDLE_BITMAP = "/sys/kernel/mm/page_idle/bitmap"
 
 
-def accessed_fraction(pid, addrs, wait_s=2.0):
-    """Whether the host sees these pages used: each present page marked
-    idle in the kernel's page_idle bitmap (the rmap walk clears the
-    accessed bits of every mapping, KVM's through its MMU notifier), then
-    read back `wait_s` later: the share found accessed again. The host's
-    own view of a guest's accesses, which every policy (DAMON, NUMA
-    balancing, vtierd) depends on; None when no page is present."""
-    pfns = sorted(set(_pfns(pid, addrs)))
-    if not pfns:
-        return None
-    words = sorted({p // 64 for p in pfns})
+def accessed_fractions(pages, wait_s=2.0):
+    """Whether the host sees pages used: `pages` a list of (pid, addrs);
+    each present page marked idle in the kernel's page_idle bitmap (the
+    rmap walk clears the accessed bits of every mapping, KVM's through its
+    MMU notifier), all at once, then read back `wait_s` later. Per entry,
+    the share found accessed again, or None when none is present: the
+    host's own view of a guest's accesses, which every policy (DAMON, NUMA
+    balancing, vtierd) depends on."""
+    sets = [sorted(set(_pfns(pid, addrs))) for pid, addrs in pages]
+    words = {}
+    for pfns in sets:
+        for p in pfns:
+            words[p // 64] = words.get(p // 64, 0) | 1 << (p % 64)
     with open(IDLE_BITMAP, "r+b", buffering=0) as bm:
-        for wd in words:
-            mask = 0
-            for p in pfns:
-                if p // 64 == wd:
-                    mask |= 1 << (p % 64)
+        for wd, mask in sorted(words.items()):
             bm.seek(wd * 8)
             bm.write(struct.pack("<Q", mask))
         time.sleep(wait_s)
-        idle = 0
         for wd in words:
             bm.seek(wd * 8)
-            bits = struct.unpack("<Q", bm.read(8))[0]
-            idle += sum(1 for p in pfns if p // 64 == wd and bits >> (p % 64) & 1)
-    return 1 - idle / len(pfns)
+            words[wd] = struct.unpack("<Q", bm.read(8))[0]
+    return [1 - sum(words[p // 64] >> (p % 64) & 1 for p in pfns) / len(pfns) if pfns else None
+            for pfns in sets]
 
 
 def parse_ranges(tokens):
