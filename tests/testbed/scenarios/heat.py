@@ -11,6 +11,7 @@ tracked within 30 s. vtierd restarted mid-run finds the VM
 again and takes its own kdamond slots back."""
 import time
 
+import tbprobe
 import testbed
 from testbed import check, figure
 
@@ -51,6 +52,15 @@ g = testbed.Guest.start("heat", size=SIZE_MIB, hot=HOT_MIB, verify=60, extra={"m
 g.wait_ready()
 hot0, cold0 = g.hvas("hot"), g.hvas("cold")
 t0 = time.monotonic()
+
+# The probe the bench voids a run by (a host that cannot see a guest's
+# accesses): the kernel's page_idle says the hot set is used and the cold
+# set is not, 2 s after marking both idle.
+seen_hot, seen_cold = tbprobe.accessed_fractions(
+    [(g.pid, hot0[::max(1, len(hot0) // 256)]), (g.pid, cold0[::max(1, len(cold0) // 256)])])
+print(f"page_idle: {seen_hot:.1%} of hot pages and {seen_cold:.1%} of cold pages used in 2 s")
+check(seen_hot >= 0.9 and seen_cold <= 0.1, f"the host sees the hot set used ({seen_hot:.1%}) "
+      f"and the cold set not ({seen_cold:.1%})")
 
 vm = vtierd.wait_tracking("heat", timeout=WITHIN)
 print(f"vtierd: {vm}")
