@@ -33,8 +33,12 @@ kdamonds of DAMOS; kswapd, which demotes for NUMA balancing (NUMA
 balancing's hinting faults run in the guests' own threads and are counted,
 not timed), and the fairness error: how far each app's top-tier hot
 bytes are from its weighted (1:1) max-min share of what the two apps got of
-DRAM together, over their demands (the hot sets), averaged over the last
-minute: 0 when the policy divides what it gives fairly. Results in
+DRAM together, over their demands (the hot sets), averaged over the run's
+last --settle seconds: 0 when the policy divides what it gives fairly. A run
+ends at --measure seconds, or earlier once settled (its residency steady
+and nothing much migrated for --settle seconds, after a minute at least):
+CPU then counts what a policy spent until its placement stopped changing,
+and a policy that keeps moving memory pays for it. Results in
 /results/tiering.json; the host prints the table and draws tiering.png from
 it (bench/plot-tiering.py).
 
@@ -64,7 +68,10 @@ import testbed
 from testbed import fraction_on
 
 ARGS = argparse.ArgumentParser()
-ARGS.add_argument("--measure", type=float, default=120, help="seconds each run measures")
+ARGS.add_argument("--measure", type=float, default=120,
+                  help="seconds each run measures at most (it ends once settled)")
+ARGS.add_argument("--settle", type=float, default=30,
+                  help="a run ends when its residency and migrations held this long")
 ARGS.add_argument("--runs", type=int, default=3, help="runs per policy and case")
 ARGS.add_argument("--cases", default="fit,contended")
 ARGS.add_argument("policies", nargs="*")
@@ -82,6 +89,14 @@ START_MAX = 0.05
 SEEN_MIN = 0.5
 RUNS_DIR = os.path.join(testbed.RESULTS, "runs")
 SAMPLE_S = 10
+# A run ends early once settled, after MIN_MEASURE_S at least: for the
+# last --settle seconds no app's hot-set residency moved by more than
+# SETTLED_SPAN and fewer than SETTLED_MIGRATE_MIB were migrated (a policy
+# still moving memory, or still warming up, runs on). What the hour of
+# make bench is spent on is then the runs that change something.
+MIN_MEASURE_S = 60
+SETTLED_SPAN = 0.02
+SETTLED_MIGRATE_MIB = 16
 ADMIN = testbed.DAMON_ADMIN
 
 
@@ -478,13 +493,27 @@ def run_policy(name, guests, apps, demands, start_frac):
             print(f"  {name}: stopping it: {e}", flush=True)
 
 
+def settled(samples):
+    """The time the run settled at (see MIN_MEASURE_S), or None."""
+    t = samples[-1]["t"]
+    window = [s for s in samples if s["t"] >= t - ARGS.settle]
+    if t < MIN_MEASURE_S or len(window) < 3 or window[0]["t"] > t - ARGS.settle + SAMPLE_S:
+        return None
+    for k in ("a", "b"):
+        if max(s[k] for s in window) - min(s[k] for s in window) > SETTLED_SPAN:
+            return None
+    if window[-1]["migrated_mib"] - window[0]["migrated_mib"] >= SETTLED_MIGRATE_MIB:
+        return None
+    return t
+
+
 def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     # The machinery starts with the policy (kswapd aside, whose count before is
     # taken here), so its CPU is counted from here; the last sample keeps each
     # part's highest figure, as a kdamond's goes when its VM does.
     c0, cpu_parts = runner.cpu(), {}
-    samples, when90 = [], None
-    while time.monotonic() - t0 < MEASURE_S:
+    samples, when90, settled_at = [], None, None
+    while time.monotonic() - t0 < MEASURE_S and settled_at is None:
         time.sleep(SAMPLE_S)
         # A guest whose kernel said BUG or Oops stops using its memory (a
         # vtierd run read such a guest's hot set cold and moved it down):
@@ -504,8 +533,11 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         pages = [h["pages"] for h in hot]
         both = sum(f * p for f, p in zip(fr, pages)) / sum(pages)
         top_mib = [f * p * 4096 / 2**20 for f, p in zip(fr, pages)]
+        migrated = vmstat().get("pgmigrate_success", 0) - v0.get("pgmigrate_success", 0)
         samples.append({"t": round(t, 1), "a": round(fr[0], 4), "b": round(fr[1], 4),
-                        "both": round(both, 4), "top_mib": [round(x, 1) for x in top_mib]})
+                        "both": round(both, 4), "top_mib": [round(x, 1) for x in top_mib],
+                        "migrated_mib": round(migrated * 4096 / 2**20, 1)})
+        settled_at = settled(samples)
         if when90 is None and both >= 0.9:
             when90 = round(t, 1)
         print(f"  {name} +{t:.0f} s: a {fr[0]:.1%} b {fr[1]:.1%} of hot pages on node0", flush=True)
@@ -515,8 +547,10 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     v1 = vmstat()
     idle_cold_node1 = fraction_on(guests[0].placement("cold"), 1)
     # Fairness: what the apps got of DRAM together, divided by weighted
-    # max-min over their demands, against what each got (last minute's mean).
-    last = [s for s in samples if s["t"] >= MEASURE_S - 60] or samples[-1:]
+    # max-min over their demands, against what each got (the mean over the
+    # run's last --settle seconds).
+    end = samples[-1]["t"] if samples else 0
+    last = [s for s in samples if s["t"] >= end - ARGS.settle] or samples[-1:]
     got = [sum(s["top_mib"][i] for s in last) / len(last) for i in range(2)]
     fair = fair_shares(sum(got), demands)
     errors = [abs(g - f) / f if f else 0.0 for g, f in zip(got, fair)]
@@ -526,6 +560,7 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     return {
         "policy": name, "start_on_node0": [round(f, 4) for f in start_frac], "samples": samples,
         "time_to_90_s": when90, "final_on_node0": samples[-1]["both"] if samples else 0,
+        "settled_at_s": settled_at, "measured_s": end,
         "migrated_mib": round(delta["pgmigrate_success"] * 4096 / 2**20, 1),
         "vmstat": delta, "cpu_s": round(cpu_s, 2),
         "cpu_parts": {k: {"user_s": round(u, 2), "system_s": round(s, 2)} for k, (u, s) in cpu_parts.items()},
@@ -661,7 +696,7 @@ def main():
                 with open(run_path(case, name, i), "w") as f:
                     json.dump(r, f, indent=1)
                 print(f"  {case} {name} run {i + 1}: phases {r['phases_s']} s", flush=True)
-                print(f"  {case} {name} run {i + 1}: {r['final_on_node0']:.1%} after {MEASURE_S:.0f} s, "
+                print(f"  {case} {name} run {i + 1}: {r['final_on_node0']:.1%} after {r['measured_s']:.0f} s, "
                       f"90% at {r['time_to_90_s']} s (bound {r['move_bound_s']} s), "
                       f"{r['migrated_mib']:.0f} MiB migrated, {r['cpu_s']:.1f} CPU s, "
                       f"fairness error {r['fairness_error']:.1%}", flush=True)
