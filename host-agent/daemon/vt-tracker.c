@@ -35,6 +35,7 @@ struct _VtTracker {
   guint64 base_sample_us, base_aggr_us; /* the configured intervals */
   guint hot_threshold;
   guint64 aggregations;
+  gint64 started_us; /* when tracking began (monotonic) */
   /* Hot bytes of the last aggregations: one 200 ms aggregation is noisy
    * when the guest's vCPU is descheduled, so the reported figure is their mean. */
   guint64 recent_hot[DEMAND_WINDOW]; /* a ring, by aggregation number */
@@ -161,6 +162,10 @@ record_aggregation (VtTracker *t)
     vt_regions_bytes_at_least (r, n, vt_tracker_hot_threshold (t));
   t->recent_time[t->aggregations % DEMAND_WINDOW] = g_get_monotonic_time ();
   t->aggregations++;
+  /* Until the first, the VM's heat is unknown and none of it moves. */
+  if (t->aggregations == 1)
+    g_debug ("tracking %s: its first aggregation, %.1f s after tracking began", t->name,
+             (double) (g_get_monotonic_time () - t->started_us) / G_USEC_PER_SEC);
   if (scale)
     apply_interval_scale (t, scale);
 }
@@ -238,6 +243,7 @@ vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map, G
   }
   t->hold = vt_heat_hold_new (config->aggr_us, (guint64) config->heat_half_life_ms * 1000);
   t->tune = vt_interval_tune_new (config->max_interval_scale);
+  t->started_us = g_get_monotonic_time ();
   t->base_sample_us = config->sample_us;
   t->base_aggr_us = config->aggr_us;
   guint n_initial;

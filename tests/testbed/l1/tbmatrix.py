@@ -385,10 +385,13 @@ def run_case(case, title=None, kill_mid_migration=False):
                     reached[g.name] = round(t, 1)
                 v = vms.get(g.name, {})
                 parts.append(f"{g.name} {f:.1%} (vtierd: {v.get('state', '-')}, top "
-                             f"{_mib(v.get('top_bytes', 0))} MiB, up {_mib(v.get('promoted_bytes', 0))} MiB)")
+                             f"{_mib(v.get('top_bytes', 0))} MiB, up {_mib(v.get('promoted_bytes', 0))} MiB, "
+                             f"{v.get('aggregations', 0)} aggregations)")
             v = vms.get("idle", {})
+            # How much heat vtierd has of the idle VM: it gives up DRAM only
+            # once its regions have been cold for demote-min-age of them.
             parts.append(f"idle: top {_mib(v.get('top_bytes', 0))} MiB, down "
-                         f"{_mib(v.get('demoted_bytes', 0))} MiB")
+                         f"{_mib(v.get('demoted_bytes', 0))} MiB, {v.get('aggregations', 0)} aggregations")
             samples.append(row)
             print(f"{what} +{t:.0f} s: hot on node0: " + "; ".join(parts), flush=True)
             if all(r is not None for r in reached.values()) or t >= WINDOW_S:
