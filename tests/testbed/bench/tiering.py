@@ -82,8 +82,8 @@ CASES = ARGS.cases.split(",")
 DRAM_CONTENDED_MIB = 300
 START_MAX = 0.05
 # A run is void too when the host cannot see an app's accesses: fewer than
-# SEEN_MIN of a sample of its hot pages found used in 2 s (tbprobe's
-# page_idle check, at each run's start and end). Seen on the emulated
+# SEEN_MIN of a sample of its hot pages found used in 3 s (tbprobe's own
+# kdamond, at each run's start and end, while no policy runs). Seen on the emulated
 # host: from one run on, app b's hot set read cold to vtierd and to DAMOS
 # alike (0% of it on node0 under both) while it made 240k accesses/s.
 SEEN_MIN = 0.5
@@ -615,8 +615,8 @@ def accesses_unseen(apps):
     """The apps whose hot-set accesses the host does not see now, as
     'name (x% of a sample seen used in 2 s)'."""
     samples = [(g.pid, g.hvas("hot")[::max(1, len(g.hvas("hot")) // 256)]) for g in apps]
-    return [f"{g.name} ({seen:.0%} of a sample seen used in 2 s)"
-            for g, seen in zip(apps, tbprobe.accessed_fractions(samples))
+    return [f"{g.name} ({seen:.0%} of a sample seen used in 3 s)"
+            for g, seen in zip(apps, tbprobe.accessed_fractions(samples, 3.0))
             if seen is not None and seen < SEEN_MIN]
 
 

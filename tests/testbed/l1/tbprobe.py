@@ -2,6 +2,7 @@
 virtual address (HMP gpa2hva, through QMP or libvirt) -> host node (a
 move_pages query). Test-only; shares no code with vtierd on purpose."""
 
+import bisect
 import ctypes
 import errno
 import json
@@ -318,45 +319,76 @@ def host_footprint(pid, addrs):
     return small * PAGE + len(huge) * (2 << 20)
 
 
-def _pfns(pid, addrs):
-    """The PFN of each present page at these addresses (/proc/PID/pagemap)."""
-    out = []
-    with open(f"/proc/{pid}/pagemap", "rb") as pm:
-        for a in addrs:
-            pm.seek((a // PAGE) * 8)
-            e = struct.unpack("<Q", pm.read(8))[0]
-            pfn = e & ((1 << 55) - 1)
-            if e >> 63 and pfn:
-                out.append(pfn)
-    return out
+DAMON_ADMIN = "/sys/kernel/mm/damon/admin/kdamonds"
 
 
-IDLE_BITMAP = "/sys/kernel/mm/page_idle/bitmap"
+def _w(path, value):
+    with open(path, "w") as f:
+        f.write(str(value))
 
 
 def accessed_fractions(pages, wait_s=2.0):
-    """Whether the host sees pages used: `pages` a list of (pid, addrs);
-    each present page marked idle in the kernel's page_idle bitmap (the
-    rmap walk clears the accessed bits of every mapping, KVM's through its
-    MMU notifier), all at once, then read back `wait_s` later. Per entry,
-    the share found accessed again, or None when none is present: the
-    host's own view of a guest's accesses, which every policy (DAMON, NUMA
-    balancing, vtierd) depends on."""
-    sets = [sorted(set(_pfns(pid, addrs))) for pid, addrs in pages]
-    words = {}
-    for pfns in sets:
-        for p in pfns:
-            words[p // 64] = words.get(p // 64, 0) | 1 << (p % 64)
-    with open(IDLE_BITMAP, "r+b", buffering=0) as bm:
-        for wd, mask in sorted(words.items()):
-            bm.seek(wd * 8)
-            bm.write(struct.pack("<Q", mask))
+    """Whether the host sees pages used: `pages` a list of (pid, addrs).
+    A kdamond of the probe's own per process (DAMON vaddr, 5 ms samples,
+    100 ms aggregations) runs `wait_s`; then a "stat" scheme's tried regions
+    (update_schemes_tried_regions) say which regions were found accessed in
+    the last aggregation. Per entry, the share of its addresses in such
+    regions (None for no addresses): the host's own view of a guest's
+    accesses through the accessed bits (KVM's through its MMU notifier),
+    which every policy (DAMON, DAMOS, vtierd) depends on. Needs DAMON
+    unused (no kdamond), and leaves it so. The testbed's 6.12 has no
+    page_idle (CONFIG_IDLE_PAGE_TRACKING), which would ask per page."""
+    if int(open(f"{DAMON_ADMIN}/nr_kdamonds").read()) != 0:
+        raise ProbeError("DAMON is in use: the access probe needs it to itself")
+    pids = sorted({pid for pid, _ in pages})
+    _w(f"{DAMON_ADMIN}/nr_kdamonds", len(pids))
+    found = {}
+    try:
+        for i, pid in enumerate(pids):
+            c = f"{DAMON_ADMIN}/{i}/contexts"
+            _w(f"{c}/nr_contexts", 1)
+            c += "/0"
+            _w(f"{c}/operations", "vaddr")
+            iv = f"{c}/monitoring_attrs/intervals"
+            _w(f"{iv}/sample_us", 5000)
+            _w(f"{iv}/aggr_us", 100000)
+            _w(f"{c}/monitoring_attrs/nr_regions/min", 10)
+            _w(f"{c}/monitoring_attrs/nr_regions/max", 1000)
+            _w(f"{c}/targets/nr_targets", 1)
+            _w(f"{c}/targets/0/pid_target", pid)
+            _w(f"{c}/schemes/nr_schemes", 1)
+            _w(f"{c}/schemes/0/action", "stat")
+            # Every region: a new scheme's ranges are 0..0, matching none.
+            ap = f"{c}/schemes/0/access_pattern"
+            for f, v in (("sz/min", 0), ("sz/max", 2**64 - 1), ("nr_accesses/min", 0),
+                         ("nr_accesses/max", 2**32 - 1), ("age/min", 0), ("age/max", 2**32 - 1)):
+                _w(f"{ap}/{f}", v)
+        for i in range(len(pids)):
+            _w(f"{DAMON_ADMIN}/{i}/state", "on")
         time.sleep(wait_s)
-        for wd in words:
-            bm.seek(wd * 8)
-            words[wd] = struct.unpack("<Q", bm.read(8))[0]
-    return [1 - sum(words[p // 64] >> (p % 64) & 1 for p in pfns) / len(pfns) if pfns else None
-            for pfns in sets]
+        for i, pid in enumerate(pids):
+            _w(f"{DAMON_ADMIN}/{i}/state", "update_schemes_tried_regions")
+            tried = f"{DAMON_ADMIN}/{i}/contexts/0/schemes/0/tried_regions"
+            regions = sorted(
+                (int(open(f"{tried}/{n}/start").read()), int(open(f"{tried}/{n}/end").read()),
+                 int(open(f"{tried}/{n}/nr_accesses").read()))
+                for n in os.listdir(tried) if n.isdigit())
+            found[pid] = regions
+    finally:
+        for i in range(len(pids)):
+            if open(f"{DAMON_ADMIN}/{i}/state").read().strip() == "on":
+                _w(f"{DAMON_ADMIN}/{i}/state", "off")
+        _w(f"{DAMON_ADMIN}/nr_kdamonds", 0)
+    out = []
+    for pid, addrs in pages:
+        regions = found[pid]
+        starts = [r[0] for r in regions]
+        used = 0
+        for a in addrs:
+            i = bisect.bisect_right(starts, a) - 1
+            used += i >= 0 and a < regions[i][1] and regions[i][2] > 0
+        out.append(used / len(addrs) if addrs else None)
+    return out
 
 
 def parse_ranges(tokens):
