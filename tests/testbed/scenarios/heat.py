@@ -53,13 +53,15 @@ hot0, cold0 = g.hvas("hot"), g.hvas("cold")
 
 # The probe the bench voids a run by (a host that cannot see a guest's
 # accesses), before vtierd takes DAMON: a kdamond of the probe's own finds
-# the hot set used. The cold set is a figure only: DAMON's regions are
-# still coarse after 3 s and may hold both.
+# the hot set used, and tells it from the cold set (first run: 94.1% and
+# 0.4%; after 3 s DAMON's regions may still hold some of both, so the
+# bounds are loose: the bench voids a run under 50%).
 seen_hot, seen_cold = tbprobe.accessed_fractions(
     [(g.pid, hot0[::max(1, len(hot0) // 256)]), (g.pid, cold0[::max(1, len(cold0) // 256)])], 3.0)
 figure("probe_seen_used", {"hot": round(seen_hot, 3), "cold": round(seen_cold, 3)})
-check(seen_hot >= 0.9, f"the host sees the hot set used ({seen_hot:.1%} of a sample; "
-      f"{seen_cold:.1%} of the cold set's)")
+check(seen_hot >= 0.75 and seen_hot - seen_cold >= 0.5,
+      f"the host sees the hot set used ({seen_hot:.1%} of a sample) and tells it from the "
+      f"cold set ({seen_cold:.1%})")
 vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n").start()
 t0 = time.monotonic()
 
