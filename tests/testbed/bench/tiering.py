@@ -199,16 +199,8 @@ class HmsdkDamos(KernelDamos):
             raise RuntimeError("DAMON is in use")
         w(f"{ADMIN}/nr_kdamonds", len(self.SCHEMES))
         for k, (node, action, target, amin, amax, age_s, quota_ms, young) in enumerate(self.SCHEMES):
-            c = f"{ADMIN}/{k}/contexts"
-            w(f"{c}/nr_contexts", 1)
-            c += "/0"
-            w(f"{c}/operations", "paddr")
-            a = f"{c}/monitoring_attrs"
-            w(f"{a}/intervals/sample_us", 100000)
-            w(f"{a}/intervals/aggr_us", 2000000)
-            w(f"{a}/intervals/update_us", 20000000)
-            w(f"{a}/nr_regions/min", 100)
-            w(f"{a}/nr_regions/max", 10000)
+            c = tbprobe.damon_context(k, "paddr", 100000, 2000000, (100, 10000))
+            w(f"{c}/monitoring_attrs/intervals/update_us", 20000000)
             w(f"{c}/targets/nr_targets", 1)
             ranges = node_ranges(node)
             w(f"{c}/targets/0/regions/nr_regions", len(ranges))
@@ -301,18 +293,13 @@ class PerVmDamos(KernelDamos):
     COLD_FREE_BP = 500
 
     def kdamond(self, k, pid, memcg, share_bp):
-        c = f"{ADMIN}/{k}/contexts"
-        w(f"{c}/nr_contexts", 1)
-        c += "/0"
-        w(f"{c}/operations", "vaddr")
+        c = tbprobe.damon_context(k, "vaddr", 5000, 100000)
         iv = f"{c}/monitoring_attrs/intervals"
-        for f, v in (("sample_us", 5000), ("aggr_us", 100000), ("update_us", 60000000),
+        for f, v in (("update_us", 60000000),
                      ("intervals_goal/access_bp", 400), ("intervals_goal/aggrs", 3),
                      ("intervals_goal/min_sample_us", 5000),
                      ("intervals_goal/max_sample_us", 10000000)):
             w(f"{iv}/{f}", v)
-        w(f"{c}/monitoring_attrs/nr_regions/min", 10)
-        w(f"{c}/monitoring_attrs/nr_regions/max", 1000)
         w(f"{c}/targets/nr_targets", 1)
         w(f"{c}/targets/0/pid_target", pid)
         w(f"{c}/schemes/nr_schemes", 2)

@@ -327,6 +327,21 @@ def _w(path, value):
         f.write(str(value))
 
 
+def damon_context(k, operations, sample_us, aggr_us, regions=(10, 1000)):
+    """Kdamond k's one context, set up to monitor with `operations` at
+    these intervals and region bounds; its sysfs path, for the targets and
+    schemes the caller adds."""
+    c = f"{DAMON_ADMIN}/{k}/contexts"
+    _w(f"{c}/nr_contexts", 1)
+    c += "/0"
+    _w(f"{c}/operations", operations)
+    _w(f"{c}/monitoring_attrs/intervals/sample_us", sample_us)
+    _w(f"{c}/monitoring_attrs/intervals/aggr_us", aggr_us)
+    _w(f"{c}/monitoring_attrs/nr_regions/min", regions[0])
+    _w(f"{c}/monitoring_attrs/nr_regions/max", regions[1])
+    return c
+
+
 def accessed_fractions(pages, wait_s=2.0):
     """Whether the host sees pages used: `pages` a list of (pid, addrs).
     A kdamond of the probe's own per process (DAMON vaddr, 5 ms samples,
@@ -345,15 +360,7 @@ def accessed_fractions(pages, wait_s=2.0):
     found = {}
     try:
         for i, pid in enumerate(pids):
-            c = f"{DAMON_ADMIN}/{i}/contexts"
-            _w(f"{c}/nr_contexts", 1)
-            c += "/0"
-            _w(f"{c}/operations", "vaddr")
-            iv = f"{c}/monitoring_attrs/intervals"
-            _w(f"{iv}/sample_us", 5000)
-            _w(f"{iv}/aggr_us", 100000)
-            _w(f"{c}/monitoring_attrs/nr_regions/min", 10)
-            _w(f"{c}/monitoring_attrs/nr_regions/max", 1000)
+            c = damon_context(i, "vaddr", 5000, 100000)
             _w(f"{c}/targets/nr_targets", 1)
             _w(f"{c}/targets/0/pid_target", pid)
             _w(f"{c}/schemes/nr_schemes", 1)

@@ -776,7 +776,7 @@ def check_checksums_and_finish(vtierd, guests, timeout=200):
     finish()
 
 
-DAMON_ADMIN = "/sys/kernel/mm/damon/admin/kdamonds"
+DAMON_ADMIN = tbprobe.DAMON_ADMIN
 
 
 def ask(kdamond, command):
@@ -1209,7 +1209,7 @@ class Damon:
     """A kdamond of our own on one process (vaddr), read through the
     damon_aggregated tracepoint."""
 
-    ADMIN = "/sys/kernel/mm/damon/admin/kdamonds"
+    ADMIN = tbprobe.DAMON_ADMIN
     TRACE = "/sys/kernel/tracing"
 
     def __init__(self, pid, sample_us=5000, aggr_us=200000, update_us=1000000,
@@ -1225,16 +1225,9 @@ class Damon:
     def start(self):
         w, k = self._w, self.ADMIN
         w(f"{k}/nr_kdamonds", 1)
-        c = f"{k}/0/contexts"
-        w(f"{c}/nr_contexts", 1)
-        c += "/0"
-        w(f"{c}/operations", "vaddr")
-        a = f"{c}/monitoring_attrs"
-        w(f"{a}/intervals/sample_us", self.sample_us)
-        w(f"{a}/intervals/aggr_us", self.aggr_us)
-        w(f"{a}/intervals/update_us", self.update_us)
-        w(f"{a}/nr_regions/min", self.min_nr)
-        w(f"{a}/nr_regions/max", self.max_nr)
+        c = tbprobe.damon_context(0, "vaddr", self.sample_us, self.aggr_us,
+                                  (self.min_nr, self.max_nr))
+        w(f"{c}/monitoring_attrs/intervals/update_us", self.update_us)
         w(f"{c}/targets/nr_targets", 1)
         w(f"{c}/targets/0/pid_target", self.pid)
         w(f"{self.TRACE}/buffer_size_kb", 8192)
