@@ -620,7 +620,9 @@ add_tiering (GVariantDict *d, VtTiering *tiering, VtVm *vm)
   static const VtTieringStats none = { 0 };
   const VtTieringStats *s = st ? st : &none;
   VtTracker *tracker = vt_vm_get_tracker (vm);
-  g_variant_dict_insert (d, "demand_bytes", "t", tracker ? vt_tracker_demand_bytes (tracker) : 0);
+  /* The demand its share was divided by, once the engine has seen it. */
+  g_variant_dict_insert (d, "demand_bytes", "t",
+                         st ? st->demand : tracker ? vt_tracker_demand_bytes (tracker) : 0);
   g_variant_dict_insert (d, "target_bytes", "t", s->target);
   g_variant_dict_insert (d, "top_bytes", "t", s->top_bytes);
   g_variant_dict_insert (d, "promoted_bytes", "t", s->promoted);

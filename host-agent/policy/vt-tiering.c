@@ -1315,6 +1315,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
      * the top tier. */
     req[i] = (VtShareRequest) { in->weight, in->min, in->max, in->mode, in->size, in->demand,
                                 v->current };
+    v->st->demand = in->demand;
     v->top_node = vt_host_tiers_pick (tiers, TRUE, v->allowed, in->fast_nodes);
     v->slow_node = vt_host_tiers_pick (tiers, FALSE, v->allowed, in->slow_nodes);
     if (in->mode == VT_TIER_MODE_INTERLEAVE && v->measured && v->top_node >= 0 &&

@@ -129,6 +129,10 @@ const char *vt_tiering_status_describe (VtTieringStatus status);
 
 typedef struct {
   guint64 target;     /* its share of the top tier */
+  /* What the division took as its demand: its hot bytes as moves move
+   * them (a huge page whole), so the hot memory of a VM on THP can ask
+   * more than its tracker's count of hot regions. */
+  guint64 demand;
   guint64 top_bytes;  /* its bytes there, as last measured (exact) */
   guint64 slow_bytes; /* its bytes on slow nodes */
   guint64 hot_top, hot_slow; /* of those, in its hot regions */
