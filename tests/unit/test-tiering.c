@@ -250,6 +250,16 @@ world_init (World *w, guint n_vms, guint hot_regions)
   }
 }
 
+/* Two VMs, all of their RAM hot and on node1 (the slow node); the caller
+ * sizes the host, then makes it. */
+static void
+two_hot_vms_on_the_slow_node (World *w)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = placement[1][p] = 1;
+  world_init (w, 2, 4);
+}
+
 /* The common start: VM a alone, all of its RAM on node1 (the slow node),
  * its first `hot_regions` regions hot, on a fresh host. */
 static void
@@ -479,14 +489,12 @@ test_promotes_ahead_into_reserve (void)
 static void
 test_shares_ride_out_jitter (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = placement[1][p] = 1; /* both all hot, all on node1 */
+  World w;
+  two_hot_vms_on_the_slow_node (&w);
   /* Room for 8 MiB above the reserve: 4 MiB each, with 1 MiB of noise. */
   guint64 base = NODE_PAGES - 256 - 2048;
   node_used_other[0] = base;
   make_host ();
-  World w;
-  world_init (&w, 2, 4);
   VtTieringConfig quick = config;
   quick.cooldown_s = 1; /* the rounds here are 0.1 s: what 30 s are to 1 s rounds */
   g_autoptr (VtTiering) t = vt_tiering_new (&quick, inputs, &w);
@@ -530,12 +538,10 @@ test_shares_ride_out_jitter (void)
 static void
 test_shares_keep_or_move_together (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = placement[1][p] = 1; /* both all hot, all on node1 */
+  World w;
+  two_hot_vms_on_the_slow_node (&w);
   node_used_other[0] = NODE_PAGES - 256 - 2048; /* 8 MiB above the reserve */
   make_host ();
-  World w;
-  world_init (&w, 2, 4);
   w.weight[0] = 300;
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 5);
@@ -721,12 +727,10 @@ test_slow_only_goes_down (void)
 static void
 test_targets_follow_weights (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = placement[1][p] = 1;
+  World w;
+  two_hot_vms_on_the_slow_node (&w);
   node_total[0] = 4096 * PAGE; /* room for one VM's worth */
   make_host ();
-  World w;
-  world_init (&w, 2, 4);
   w.weight[0] = 300;
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 3);
@@ -748,12 +752,10 @@ test_targets_follow_weights (void)
 static void
 test_policy_change_skips_cooldown (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = placement[1][p] = 1;
+  World w;
+  two_hot_vms_on_the_slow_node (&w);
   node_total[0] = (4096 + 256) * PAGE; /* room for one VM's worth, and the reserve */
   make_host ();
-  World w;
-  world_init (&w, 2, 4);
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 20);
   g_assert_cmpuint (count (0, 0, PAGES, 0), >=, 1800); /* 1:1: about half each */
