@@ -39,8 +39,10 @@ typedef struct {
   guint64 min, max;
   VtTierMode mode;
   /* 2 MiB chunk index -> which of the last WARMTH_ROUNDS rounds it lay in
-   * a warm (or hotter) region, one bit a round (bit 0 the last): one
-   * aggregation's heat of a sparse hot set flickers, see note_warmth. */
+   * a warm (or hotter) region, one bit a round (bit 0 the last), and from
+   * bit TOUCH_SHIFT on, which of the last TOUCH_ROUNDS in one accessed at
+   * all: one aggregation's heat of a sparse hot set flickers, see
+   * note_warmth. */
   GHashTable *warm_rounds;
   guint64 warmth_aggregation; /* the aggregation count warm_rounds last took in */
   guint warmth_seen;          /* fresh rounds noted, up to WARMTH_ROUNDS */
@@ -98,6 +100,7 @@ typedef struct {
   gboolean warm_held; /* warm in most of the last rounds */
   gboolean hot_held;  /* warm (or hotter) in HOT_HOLD_ROUNDS of them */
   gboolean cold_held; /* in none of them */
+  gboolean touched_held; /* accessed at all in TOUCH_HOLD_ROUNDS of the last TOUCH_ROUNDS */
   /* where most of its top-tier and of its slow bytes sit, and the class
    * of most of its bytes: a move's key (vt-move-rates.h) */
   guint top_node, slow_node;
@@ -390,6 +393,10 @@ typedef enum {
   DEMOTE_COLD,    /* cold for demote-min-age aggregations */
   DEMOTE_COLD_NOW, /* ... then what is cold now, however young (exchange) */
   DEMOTE_ANY,     /* ... then warmer memory too, coldest first (contention) */
+  /* Promotion only: as PROMOTE_WARM, and memory accessed at all lately
+   * (touched_held) too: of a VM whose hot set is spread thin (spread_thin),
+   * into spare room. */
+  PROMOTE_TOUCHED,
 } DemoteDepth;
 /* A promotion: hot memory (DEMOTE_COLD, the default), or with DEMOTE_ANY
  * warm memory too (warm_floor). */
@@ -417,7 +424,8 @@ eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r,
     return pl->slow > 0 && r->age >= c->promote_min_age &&
            (in->mode == VT_TIER_MODE_FAST_ONLY ||
             (r->nr_accesses >= in->hot_threshold && pl->hot_held) ||
-            (depth == PROMOTE_WARM && r->nr_accesses >= warm_floor (in) && pl->warm_held));
+            (depth >= PROMOTE_WARM && r->nr_accesses >= warm_floor (in) && pl->warm_held) ||
+            (depth == PROMOTE_TOUCHED && pl->touched_held));
   if (pl->top == 0)
     return FALSE;
   if (in->mode == VT_TIER_MODE_SLOW_ONLY)
@@ -899,6 +907,16 @@ merge_jobs (GArray *jobs, const GArray *demotes, const GArray *promotes, guint64
  * down while the rest of it came up). */
 #define WARMTH_ROUNDS 5
 #define WARM_HOLD_ROUNDS 3
+/* What is left of a hot set spread thin on a slow node (a few 4 KiB pages
+ * in each of its regions) reads 0 or 1 of 40 in most aggregations, below
+ * the warm floor: so each chunk also keeps, over a longer window, the
+ * rounds it lay in a region accessed at all. A chunk that was in half of
+ * TOUCH_HOLD_ROUNDS of them passes; an idle VM's checksum pass, once in 30 s,
+ * touches a chunk in a round or two of them (and such a VM is not
+ * spread_thin). */
+#define TOUCH_ROUNDS 16
+#define TOUCH_HOLD_ROUNDS 3
+#define TOUCH_SHIFT 8
 /* Hot memory comes up once its chunks read warm or hotter in two fresh
  * rounds: a scan (an idle VM's checksum pass every 30 s) makes a region
  * hot for one aggregation, and with THP every 4 KiB page it reads marks
@@ -911,7 +929,8 @@ static void
 note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
 {
   VmState *s = vm_state (t, in->key);
-  const guint mask = (1u << WARMTH_ROUNDS) - 1;
+  const guint warm_mask = (1u << WARMTH_ROUNDS) - 1;
+  const guint touch_mask = ((1u << TOUCH_ROUNDS) - 1) << TOUCH_SHIFT;
   /* A round counts only with an aggregation it has not seen: the interval
    * tuner stretches an idle VM's aggregation to seconds (6.4 s at 32x),
    * and rounds come every second, so one aggregation in which a checksum
@@ -927,29 +946,37 @@ note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
   gpointer key, bits;
   g_hash_table_iter_init (&it, s->warm_rounds);
   while (g_hash_table_iter_next (&it, &key, &bits)) {
-    guint kept = fresh ? (GPOINTER_TO_UINT (bits) << 1) & mask : GPOINTER_TO_UINT (bits);
+    guint kept = fresh ? (GPOINTER_TO_UINT (bits) << 1) & (warm_mask | touch_mask)
+                       : GPOINTER_TO_UINT (bits);
     if (kept)
       g_hash_table_insert (now, key, GUINT_TO_POINTER (kept));
   }
   for (guint i = 0; fresh && i < in->n_regions; i++) {
     const VtRegion *r = &in->regions[i];
-    if (r->nr_accesses < warm_floor (in) || r->end <= r->start)
+    if (r->nr_accesses == 0 || r->end <= r->start)
       continue;
+    guint bit = 1u << TOUCH_SHIFT | (r->nr_accesses >= warm_floor (in) ? 1 : 0);
     for (guint64 c = r->start / HUGE_PAGE; c <= (r->end - 1) / HUGE_PAGE; c++) {
       key = GSIZE_TO_POINTER ((gsize) c);
       g_hash_table_insert (now, key,
-                           GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (now, key)) | 1));
+                           GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (now, key)) | bit));
     }
   }
   for (guint i = 0; i < in->n_regions; i++) {
     const VtRegion *r = &in->regions[i];
     guint least = WARMTH_ROUNDS, any = 0;
+    guint64 chunks = 0, touched = 0;
     for (guint64 c = r->start / HUGE_PAGE; r->end > r->start && c <= (r->end - 1) / HUGE_PAGE; c++) {
       guint b = GPOINTER_TO_UINT (g_hash_table_lookup (now, GSIZE_TO_POINTER ((gsize) c)));
-      least = MIN (least, (guint) __builtin_popcount (b));
-      any |= b;
+      least = MIN (least, (guint) __builtin_popcount (b & warm_mask));
+      any |= b & warm_mask;
+      chunks++;
+      touched += (guint) __builtin_popcount (b & touch_mask);
     }
     place[i].warm_held = least >= WARM_HOLD_ROUNDS;
+    /* By the mean of its chunks: DAMON splits and merges regions, and a
+     * region of a thin hot set is seen accessed in one place or another. */
+    place[i].touched_held = chunks > 0 && touched >= TOUCH_HOLD_ROUNDS * chunks;
     /* A VM seen for the first time has no history: what is hot then
      * counts (vtierd just started, or the VM did). */
     place[i].hot_held = least >= MIN (HOT_HOLD_ROUNDS, s->warmth_seen);
@@ -975,6 +1002,33 @@ warm_slow_bytes (const VtTieringConfig *c, const VtTieringInput *in, const Place
   return bytes;
 }
 
+/* A VM's memory on slow nodes accessed at all lately (touched_held), of
+ * regions old enough to promote. */
+static guint64
+touched_slow_bytes (const VtTieringConfig *c, const VtTieringInput *in, const Place *place)
+{
+  guint64 bytes = 0;
+  for (guint i = 0; i < in->n_regions; i++)
+    if (place[i].touched_held && in->regions[i].age >= c->promote_min_age)
+      bytes += place[i].slow;
+  return bytes;
+}
+
+/* Whether a VM's hot set is spread thin over its memory (a guest allocator
+ * that scattered it in 4 KiB pieces): most of what it holds on the top
+ * tier reads hot, and its hot memory is a good part (an eighth) of its
+ * RAM. What is left of it on slow nodes then reads cold only because few
+ * of its pages are hot there (seen in a 4-VM matrix case: 8 MiB of a hot
+ * set in 52 MiB of regions reading 0 of 40, with 165 MiB of DRAM free).
+ * An idle VM reads neither. */
+static gboolean
+spread_thin (const VtTieringStats *st)
+{
+  guint64 hot = st->hot_top + st->hot_slow;
+  return st->top_bytes > 0 && st->hot_top * 2 >= st->top_bytes &&
+         hot * 8 >= st->top_bytes + st->slow_bytes;
+}
+
 /* Whether the VM's policy differs from the last round's (not on its first). */
 static gboolean
 note_policy (VmState *s, const VtTieringInput *in)
@@ -996,8 +1050,9 @@ typedef struct {
   guint64 share; /* its target were its demand its size (take_retries) */
   gboolean measured;
   int top_node, slow_node; /* where it may go; -1: nowhere */
-  PlanResult up, down, swap_up, swap_down, warm;
+  PlanResult up, down, swap_up, swap_down, warm, thin;
   guint64 warm_slow;       /* warm memory (accessed, not hot) on slow nodes */
+  guint64 thin_slow;       /* of a spread_thin VM, touched memory on slow nodes */
   gboolean *taken_up;      /* regions its promotions took, hot then warm */
   guint64 imbalance;       /* how far from its target, for the order */
 } VmRound;
@@ -1238,7 +1293,8 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
   /* The last round's jobs of it all failed. */
   if (s->jobs > 0 && s->jobs_moved == 0 && s->jobs_failed > 0)
     return VT_TIERING_STATUS_MOVES_FAILING;
-  if (v->up.planned + v->down.planned + v->swap_up.planned + v->warm.planned > 0)
+  if (v->up.planned + v->down.planned + v->swap_up.planned + v->warm.planned +
+        v->thin.planned > 0)
     return VT_TIERING_STATUS_MOVING;
   if (!wants_up && !wants_down)
     return VT_TIERING_STATUS_AT_TARGET;
@@ -1248,13 +1304,43 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
   guint64 cooling = v->up.cooling + v->down.cooling + v->swap_up.cooling;
   if (eligible == 0 && v->up.unmovable + v->down.unmovable + v->swap_up.unmovable > 0)
     return VT_TIERING_STATUS_UNMOVABLE;
-  if (v->up.no_huge_page + v->down.no_huge_page + v->warm.no_huge_page > 0)
+  if (v->up.no_huge_page + v->down.no_huge_page + v->warm.no_huge_page + v->thin.no_huge_page > 0)
     return VT_TIERING_STATUS_NO_HUGE_PAGES;
   if (eligible > 0 && cooling == eligible)
     return VT_TIERING_STATUS_COOLING;
   if (wants_up && (v->up.eligible > 0 || v->warm_slow > 0) && room == 0)
     return VT_TIERING_STATUS_NO_ROOM;
   return VT_TIERING_STATUS_NOTHING_ELIGIBLE;
+}
+
+/* Fills `spare` room (of `*promote_room`), shared by weight, with each
+ * VM's memory on slow nodes of one class: warm (PROMOTE_WARM) or touched
+ * (PROMOTE_TOUCHED), none of a VM that gives memory up this round, and up
+ * to its max. */
+static void
+fill_spare (VtTiering *t, GPtrArray *up_order, DemoteDepth depth, guint64 spare, guint64 budget,
+            guint64 *promote_room, GArray *promotes)
+{
+  guint64 weight = 0;
+  for (guint k = 0; k < up_order->len; k++) {
+    VmRound *v = up_order->pdata[k];
+    guint64 has = depth == PROMOTE_TOUCHED ? v->thin_slow : v->warm_slow;
+    weight += has > 0 && v->down.planned == 0 ? v->in->weight : 0;
+  }
+  for (guint k = 0; k < up_order->len && spare > 0 && *promote_room > 0; k++) {
+    VmRound *v = up_order->pdata[k];
+    guint64 has = depth == PROMOTE_TOUCHED ? v->thin_slow : v->warm_slow;
+    if (has == 0 || v->down.planned > 0)
+      continue;
+    guint64 cap = (guint64) ((double) spare * v->in->weight / (double) weight);
+    guint64 held = v->current + v->up.planned + v->warm.planned;
+    if (v->in->max != G_MAXUINT64)
+      cap = MIN (cap, v->in->max > held ? v->in->max - held : 0);
+    PlanResult *res = depth == PROMOTE_TOUCHED ? &v->thin : &v->warm;
+    *res = plan_vm_taken (t, v->in, v->place, TRUE, depth, MIN (cap, *promote_room), v->top_node,
+                          budget, FALSE, promotes, v->taken_up);
+    *promote_room -= MIN (*promote_room, res->planned);
+  }
 }
 
 static void
@@ -1323,9 +1409,10 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
       req[i].demand = interleave_demand (tiers, v, v->st->top_bytes + v->st->slow_bytes);
     v->taken_up = g_new0 (gboolean, MAX (in->n_regions, 1));
     g_ptr_array_add (owned, v->taken_up);
-    v->warm_slow = v->measured && in->mode == VT_TIER_MODE_AUTO && v->top_node >= 0 &&
-                       !in->kernel_moves
-                     ? warm_slow_bytes (c, in, v->place) : 0;
+    gboolean by_heat = v->measured && in->mode == VT_TIER_MODE_AUTO && v->top_node >= 0 &&
+                       !in->kernel_moves;
+    v->warm_slow = by_heat ? warm_slow_bytes (c, in, v->place) : 0;
+    v->thin_slow = by_heat && spread_thin (v->st) ? touched_slow_bytes (c, in, v->place) : 0;
   }
   /* An operator's change of a VM's weight, min, max or mode moves every
    * share: the cooldowns, there against noise, would hold the memory that
@@ -1539,23 +1626,12 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     guint64 could = MIN (v->target - v->st->hot_top, v->up.eligible - v->up.cooling);
     hot_waits |= could > v->up.planned + dead_band (v->target);
   }
-  guint64 spare = hot_waits ? 0 : promote_room, warm_weight = 0;
-  for (guint k = 0; k < up_order->len; k++) {
-    VmRound *v = up_order->pdata[k];
-    warm_weight += v->warm_slow > 0 && v->down.planned == 0 ? v->in->weight : 0;
-  }
-  for (guint k = 0; k < up_order->len && spare > 0 && promote_room > 0; k++) {
-    VmRound *v = up_order->pdata[k];
-    if (v->warm_slow == 0 || v->down.planned > 0)
-      continue;
-    guint64 cap = (guint64) ((double) spare * v->in->weight / (double) warm_weight);
-    guint64 held = v->current + v->up.planned;
-    if (v->in->max != G_MAXUINT64)
-      cap = MIN (cap, v->in->max > held ? v->in->max - held : 0);
-    v->warm = plan_vm_taken (t, v->in, v->place, TRUE, PROMOTE_WARM, MIN (cap, promote_room),
-                             v->top_node, budget, FALSE, promotes, v->taken_up);
-    promote_room -= MIN (promote_room, v->warm.planned);
-  }
+  fill_spare (t, up_order, PROMOTE_WARM, hot_waits ? 0 : promote_room, budget, &promote_room,
+              promotes);
+  /* Last, what a VM whose hot set is spread thin has on slow nodes and
+   * touched lately, into what spare room is left. */
+  fill_spare (t, up_order, PROMOTE_TOUCHED, hot_waits ? 0 : promote_room, budget, &promote_room,
+              promotes);
   /* A VM with hot memory on a slow node that moves neither way above (at
    * or over its share, or no room) swaps it with its own colder top-tier
    * memory, at most half the round's budget each way. */
@@ -1609,12 +1685,13 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
              G_GUINT64_FORMAT "), demand %" G_GUINT64_FORMAT " MiB; up %" G_GUINT64_FORMAT
              " (young %" G_GUINT64_FORMAT ", cooling %" G_GUINT64_FORMAT "), down %"
              G_GUINT64_FORMAT ", exchange %" G_GUINT64_FORMAT " MiB, warm %"
-             G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " MiB: %s",
+             G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ", touched %" G_GUINT64_FORMAT " of %"
+             G_GUINT64_FORMAT " MiB: %s",
              v->in->name, v->target >> 20, v->current >> 20, v->st->hot_top >> 20,
              v->st->slow_bytes >> 20, v->st->hot_slow >> 20, v->in->demand >> 20,
              v->up.planned >> 20, v->up.young >> 20, v->up.cooling >> 20, v->down.planned >> 20,
              v->swap_up.planned >> 20,
-             v->warm.planned >> 20, v->warm_slow >> 20,
+             v->warm.planned >> 20, v->warm_slow >> 20, v->thin.planned >> 20, v->thin_slow >> 20,
              vt_tiering_status_name (v->st->status));
   }
   g_debug ("tiering: top free %" G_GUINT64_FORMAT " MiB, %s; %u demotion(s) (%" G_GUINT64_FORMAT

@@ -869,6 +869,36 @@ test_cold_makes_room_for_warm (void)
   drop_host ();
 }
 
+/* A hot set spread thin (a guest allocator scattered it in 4 KiB pieces):
+ * VM a's top tier reads mostly hot, and what is left of its hot set on the
+ * slow node lies in a region that reads 1 of 40 (below the warm floor)
+ * every other round. With DRAM spare it comes up; VM b, idle, whose memory
+ * reads the same, stays down, and so does a's memory never accessed. */
+static void
+test_thin_hot_set_comes_up (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = p < 2048 ? 0 : 1;
+    placement[1][p] = 1;
+  }
+  make_host ();
+  World w;
+  world_init (&w, 2, 2); /* b's two hot regions read as a's thin ones from round 0 */
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  for (guint round = 0; round < 16; round++) {
+    w.regions[0][2].nr_accesses = round % 2;
+    for (int r = 0; r < 4; r++)
+      w.regions[1][r].nr_accesses = round % 2;
+    run_rounds (t, 1);
+  }
+  g_assert_cmpuint (count (0, 2048, 1024, 0), ==, 1024); /* a's thin hot set came up */
+  g_assert_cmpuint (count (0, 3072, 1024, 1), ==, 1024); /* a's untouched memory did not */
+  g_assert_cmpuint (count (1, 0, PAGES, 1), ==, PAGES);  /* nor any of b */
+  const VtTieringStats *a = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (a->target, ==, 2048 * PAGE); /* its share is still its hot memory */
+  drop_host ();
+}
+
 /* A scan passing over a VM (a guest's checksum pass, a backup) warms each
  * piece for a round or so: none of it comes up. */
 static void
@@ -1826,6 +1856,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/warm-comes-up-into-room", test_warm_comes_up_into_room);
   g_test_add_func ("/tiering/cold-makes-room-for-warm", test_cold_makes_room_for_warm);
   g_test_add_func ("/tiering/warm-without-room-says-so", test_warm_without_room_says_so);
+  g_test_add_func ("/tiering/thin-hot-set-comes-up", test_thin_hot_set_comes_up);
   g_test_add_func ("/tiering/passing-scan-stays-down", test_passing_scan_stays_down);
   g_test_add_func ("/tiering/interleave-places-by-ratio", test_interleave_places_by_ratio);
   g_test_add_func ("/tiering/interleave-waits-for-room", test_interleave_waits_for_room);
