@@ -112,17 +112,25 @@ first_shared_after (const GArray *spans, guint64 addr)
   return lo;
 }
 
-/* The measured shared bytes of [start, end) held out that way. */
+/* The measured shared bytes of [start, end) held out that way; with
+ * `clipped`, their spans within it appended there too (the array made
+ * when there is one). */
 static guint64
-shared_bytes_in (const VtUnmovable *u, guint64 start, guint64 end, gboolean promote)
+shared_in (const VtUnmovable *u, guint64 start, guint64 end, gboolean promote, GArray **clipped)
 {
   const GArray *spans = u->shared[!!promote];
   guint64 sum = 0;
   for (guint k = spans ? first_shared_after (spans, start) : 0; spans && k < spans->len; k++) {
-    const VtMigrateSpan *s = &g_array_index (spans, VtMigrateSpan, k);
-    if (s->start >= end)
+    const VtMigrateSpan *m = &g_array_index (spans, VtMigrateSpan, k);
+    if (m->start >= end)
       break;
-    sum += MIN (end, s->end) - MAX (start, s->start);
+    VtMigrateSpan s = { MAX (start, m->start), MIN (end, m->end) };
+    sum += s.end - s.start;
+    if (!clipped)
+      continue;
+    if (!*clipped)
+      *clipped = g_array_new (FALSE, FALSE, sizeof (VtMigrateSpan));
+    g_array_append_val (*clipped, s);
   }
   return sum;
 }
@@ -141,7 +149,7 @@ vt_unmovable_set_shared (VtUnmovable *u, GArray *up, GArray *down, gint64 until_
   u->shared_until_us = until_us;
   for (guint i = 0; i < u->held->len;) {
     const Held *h = &g_array_index (u->held, Held, i);
-    if (h->reason == VT_UNMOVABLE_SHARED && shared_bytes_in (u, h->start, h->end, h->promote) > 0)
+    if (h->reason == VT_UNMOVABLE_SHARED && shared_in (u, h->start, h->end, h->promote, NULL) > 0)
       g_array_remove_index_fast (u->held, i);
     else
       i++;
@@ -162,7 +170,7 @@ vt_unmovable_bytes_in (VtUnmovable *u, guint64 start, guint64 end, gboolean prom
              ? h->bytes
              : (guint64) ((double) h->bytes * (double) (hi - lo) / (double) (h->end - h->start));
   }
-  sum += shared_bytes_in (u, start, end, promote);
+  sum += shared_in (u, start, end, promote, NULL);
   return MIN (sum, end > start ? end - start : 0);
 }
 
@@ -180,17 +188,7 @@ vt_unmovable_spans_in (VtUnmovable *u, guint64 start, guint64 end, gboolean prom
     VtMigrateSpan s = { MAX (start, h->start), MIN (end, h->end) };
     g_array_append_val (spans, s);
   }
-  const GArray *measured = u->shared[!!promote];
-  for (guint k = measured ? first_shared_after (measured, start) : 0;
-       measured && k < measured->len; k++) {
-    const VtMigrateSpan *m = &g_array_index (measured, VtMigrateSpan, k);
-    if (m->start >= end)
-      break;
-    if (!spans)
-      spans = g_array_new (FALSE, FALSE, sizeof (VtMigrateSpan));
-    VtMigrateSpan s = { MAX (start, m->start), MIN (end, m->end) };
-    g_array_append_val (spans, s);
-  }
+  shared_in (u, start, end, promote, &spans);
   if (spans)
     g_array_sort (spans, vt_migrate_span_compare);
   return spans;
@@ -208,8 +206,8 @@ vt_unmovable_total (VtUnmovable *u, gint64 now, VtUnmovableReason *main)
     sum += h->bytes;
     by_reason[h->reason] += h->bytes;
   }
-  guint64 measured = shared_bytes_in (u, 0, G_MAXUINT64, TRUE) +
-                     shared_bytes_in (u, 0, G_MAXUINT64, FALSE);
+  guint64 measured = shared_in (u, 0, G_MAXUINT64, TRUE, NULL) +
+                     shared_in (u, 0, G_MAXUINT64, FALSE, NULL);
   sum += measured;
   by_reason[VT_UNMOVABLE_SHARED] += measured;
   if (main)
