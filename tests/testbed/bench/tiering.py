@@ -22,6 +22,10 @@ runs for --measure seconds.
   vtierd-kernel   vtierd with engine=kernel: a DAMOS migrate_hot scheme on
                   each QEMU process in vtierd's own kdamonds, goals from its
                   shares; vtierd demotes
+  vtierd,SECTION.KEY=VALUE,...
+                  vtierd (or vtierd-kernel) with these settings of its
+                  configuration besides: a row of its own, to weigh a
+                  default against another value in the same boot
 
 Figures per policy, placement measured by the testbed's probe (not by any
 policy): each app's hot-set residency on node0 over time, time until 90% of
@@ -388,8 +392,10 @@ class Nothing:
 
 
 class WithVtierd:
+    CONFIG = "[discovery]\nlibvirt=false\n"
+
     def start(self, guests):
-        self.vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n").start()
+        self.vtierd = testbed.Vtierd(self.CONFIG).start()
         return self
 
     def cpu(self):
@@ -446,6 +452,32 @@ RUNNERS = {"none": Nothing, "numa-balancing": NumaBalancing, "damos-hmsdk": Hmsd
            "damos-vaddr": PerVmDamos, "vtierd": WithVtierd, "vtierd-kernel": WithVtierdKernel}
 
 
+def runner_for(name):
+    """The runner of policy `name`: one of RUNNERS, or a vtierd one with
+    settings besides ('vtierd,regions.sample-us=10000,...')."""
+    base, *settings = name.split(",")
+    if base not in RUNNERS or (settings and not issubclass(RUNNERS[base], WithVtierd)):
+        raise SystemExit(f"tiering.py: no policy {name!r} (policies: {', '.join(RUNNERS)}; "
+                         f"settings only after vtierd or vtierd-kernel)")
+    if not settings:
+        return RUNNERS[base]
+    groups = {}
+    for line in RUNNERS[base].CONFIG.splitlines():
+        if line.startswith("["):
+            group = groups.setdefault(line.strip("[]"), [])
+        elif line:
+            group.append(line)
+    for setting in settings:
+        key, eq, value = setting.partition("=")
+        section, dot, key = key.partition(".")
+        if not (eq and dot and section and key):
+            raise SystemExit(f"tiering.py: {setting!r} in {name!r} is not SECTION.KEY=VALUE")
+        group = groups.setdefault(section, [])
+        group[:] = [kv for kv in group if kv.partition("=")[0] != key] + [f"{key}={value}"]
+    config = "".join(f"[{g}]\n" + "".join(f"{kv}\n" for kv in kvs) for g, kvs in groups.items())
+    return type(f"{RUNNERS[base].__name__}WithSettings", (RUNNERS[base],), {"CONFIG": config})
+
+
 def fair_shares(capacity, demands):
     """Weighted (1:1) max-min shares of `capacity` over `demands`."""
     shares = [0] * len(demands)
@@ -468,7 +500,7 @@ def run_policy(name, guests, apps, demands, start_frac):
     gone = [g.name for g in guests if not g.alive()]
     if gone:
         raise RuntimeError(f"guest(s) {', '.join(gone)} gone before the policy started")
-    runner = RUNNERS[name]()
+    runner = runner_for(name)()
     v0, t0 = vmstat(), time.monotonic()
     runner.start(guests)
     try:
@@ -649,6 +681,8 @@ def one_run(case, name, i, guests, rate):
 
 
 def main():
+    for name in POLICIES:
+        runner_for(name)  # a typo stops the bench before any boot
     for f, v in (("/proc/sys/kernel/numa_balancing", 0), ("/sys/kernel/mm/numa/demotion_enabled", "false")):
         w(f, v)
     os.makedirs(RUNS_DIR, exist_ok=True)
