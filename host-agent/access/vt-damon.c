@@ -13,6 +13,7 @@
 
 #include "access/vt-damon-commit.h"
 #include "access/vt-damos-tiering.h"
+#include "common/vt-cpu-parts.h"
 #include "common/vt-error.h"
 #include "common/vt-process.h"
 #include "common/vt-task.h"
@@ -1372,6 +1373,7 @@ static gboolean
 on_trace_readable (gint fd, G_GNUC_UNUSED GIOCondition condition, gpointer user_data)
 {
   VtDamon *damon = user_data;
+  VT_CPU_PART (VT_CPU_PART_HEAT);
 
   for (guint i = 0; i < MAX_READS_PER_DISPATCH; i++) {
     ssize_t n = read (fd, damon->read_buf, READ_CHUNK);

@@ -41,7 +41,10 @@ render_now (VtManager *m)
   g_autoptr (VtHostTiers) tiers = vt_host_tiers_read (&error);
   if (!tiers)
     g_debug ("metrics: the host's nodes: %s", error->message);
-  VtMetricsSelf self = { own_cpu_seconds (), 0 };
+  /* Rendered on the main loop: this thread's CPU is the main thread's. */
+  VtMetricsSelf self = { own_cpu_seconds (), 0, { 0 }, (double) vt_cpu_thread_ns () / 1e9 };
+  for (guint p = 0; p < VT_CPU_PARTS; p++)
+    self.part_seconds[p] = vt_cpu_part_seconds (p);
   return vt_metrics_render (vms, rates, tiers, &self);
 }
 

@@ -232,6 +232,19 @@ vt_metrics_render (GVariant *vms, GVariant *rates, const VtHostTiers *tiers,
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
   g_string_append_printf (out, "vtier_cpu_seconds_total %s\n",
                           g_ascii_dtostr (buf, sizeof buf, self ? self->cpu_seconds : 0));
+  family (out, "vtier_main_loop_cpu_seconds_total", "counter",
+          "CPU time of vtierd's main thread by part of its work; other: the rest (bus, "
+          "discovery, metrics).");
+  double parts = 0;
+  for (guint p = 0; p < VT_CPU_PARTS; p++) {
+    double s = self ? self->part_seconds[p] : 0;
+    parts += s;
+    g_string_append_printf (out, "vtier_main_loop_cpu_seconds_total{part=\"%s\"} %s\n",
+                            vt_cpu_part_name (p), g_ascii_dtostr (buf, sizeof buf, s));
+  }
+  double other = self && self->main_seconds > parts ? self->main_seconds - parts : 0;
+  g_string_append_printf (out, "vtier_main_loop_cpu_seconds_total{part=\"other\"} %s\n",
+                          g_ascii_dtostr (buf, sizeof buf, other));
   return g_string_free (out, FALSE);
 }
 

@@ -10,12 +10,16 @@
 
 #include <gio/gio.h>
 
+#include "common/vt-cpu-parts.h"
 #include "policy/vt-tiers.h"
 
 /* vtierd's own figures. */
 typedef struct {
   double cpu_seconds;   /* user + system */
   guint64 rounds;       /* tiering rounds run */
+  /* its main thread's, by part (vt-cpu-parts.h), and all of it */
+  double part_seconds[VT_CPU_PARTS];
+  double main_seconds;
 } VtMetricsSelf;
 
 /* `vms` is ListVMs' aa{sv} (host-agent/dbus/org.vtier.Manager1.xml),

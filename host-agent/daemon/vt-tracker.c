@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vt-cpu-parts.h"
 #include "common/vt-error.h"
 #include "regions/vt-heat-hold.h"
 #include "regions/vt-interval-tune.h"
@@ -174,6 +175,7 @@ static gboolean
 on_sample (gpointer data)
 {
   VtTracker *t = data;
+  VT_CPU_PART (VT_CPU_PART_HEAT);
   gpointer prims_data;
   const VtAccessPrimitives *prims = vt_access_target_primitives (t->target, &prims_data);
 

@@ -2,6 +2,7 @@
 
 #include "access/vt-dirty-pages.h"
 #include "access/vt-dirty-rate.h"
+#include "common/vt-cpu-parts.h"
 #include "common/vt-error.h"
 #include "common/vt-names.h"
 #include "common/vt-sysfs.h"
@@ -185,6 +186,7 @@ static gboolean
 on_residency_timer (gpointer data)
 {
   VtVm *vm = data;
+  VT_CPU_PART (VT_CPU_PART_RESIDENCY);
   g_autoptr (GError) error = NULL;
   if (!read_residency (vm, &error))
     g_debug ("VM %s: residency: %s", vm->name, error->message);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/vt-cpu-parts.h"
 #include "common/vt-error.h"
 #include "common/vt-names.h"
 #include "migration/vt-migrate.h"
@@ -602,6 +603,7 @@ static void
 on_job_done (GObject *src, GAsyncResult *res, gpointer data)
 {
   (void) src;
+  VT_CPU_PART (VT_CPU_PART_PLANNING);
   g_autoptr (GError) error = NULL;
   g_autofree VtMigrateStats *st = vt_migrate_range_finish (res, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -1383,7 +1385,10 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     policy_changed |= note_policy (vm_state (t, in->key), in);
     VtUnmovable *unmovable = vm_state (t, in->key)->unmovable;
     g_autoptr (GArray) shared = g_array_new (FALSE, FALSE, sizeof (VtNodeSpan));
-    v->measured = measure (in, tiers, pfns, v->place, v->st, shared);
+    {
+      VT_CPU_PART (VT_CPU_PART_RESIDENCY);
+      v->measured = measure (in, tiers, pfns, v->place, v->st, shared);
+    }
     if (v->measured)
       hold_shared (unmovable, tiers, shared);
     v->st->unmovable = vt_unmovable_total (unmovable, g_get_monotonic_time (),
@@ -1705,6 +1710,7 @@ static gboolean
 on_round (gpointer data)
 {
   VtTiering *t = data;
+  VT_CPU_PART (VT_CPU_PART_PLANNING);
   if (busy (t))
     return G_SOURCE_CONTINUE; /* the last round is still moving memory */
   g_clear_handle_id (&t->catch_up, g_source_remove); /* this is the round it wanted */

@@ -63,7 +63,7 @@ test_render (void)
   VtHostTiers tiers = { g_array_new (FALSE, FALSE, sizeof (VtNodeInfo)), 0, 0 };
   g_array_append_val (tiers.nodes, node0);
   g_array_append_val (tiers.nodes, node1);
-  VtMetricsSelf self = { 1.5, 0 };
+  VtMetricsSelf self = { 1.5, 0, { [VT_CPU_PART_HEAT] = 0.25, [VT_CPU_PART_RESIDENCY] = 0.5 }, 1.0 };
   g_autoptr (GVariant) rates = g_variant_ref_sink (g_variant_new_parsed (
     "[(uint32 1, uint32 0, '2m-thp', uint64 671088640, uint64 1342177280, 2.0),"
     " (1, 0, '4k', 67108864, 33554432, 0.5)]"));
@@ -93,6 +93,11 @@ test_render (void)
   g_assert_nonnull (strstr (text, "vtier_node_free_bytes{node=\"0\",tier=\"4\"} 12582912\n"));
   g_assert_nonnull (strstr (text, "vtier_node_top_tier{node=\"1\",tier=\"22\"} 0\n"));
   g_assert_nonnull (strstr (text, "vtier_cpu_seconds_total 1.5\n"));
+  /* The main thread by part; "other" is what no part took. */
+  g_assert_nonnull (strstr (text, "vtier_main_loop_cpu_seconds_total{part=\"heat\"} 0.25\n"));
+  g_assert_nonnull (strstr (text, "vtier_main_loop_cpu_seconds_total{part=\"residency\"} 0.5\n"));
+  g_assert_nonnull (strstr (text, "vtier_main_loop_cpu_seconds_total{part=\"planning\"} 0\n"));
+  g_assert_nonnull (strstr (text, "vtier_main_loop_cpu_seconds_total{part=\"other\"} 0.25\n"));
   g_assert_nonnull (strstr (text, "# TYPE vtier_move_bytes_total counter\n"));
   g_assert_nonnull (strstr (text, "# TYPE vtier_move_cpu_seconds_total counter\n"));
   g_assert_nonnull (strstr (text, "\nvtier_move_bytes_total{from=\"1\",to=\"0\",class=\"2m-thp\"} "

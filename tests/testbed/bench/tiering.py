@@ -31,8 +31,9 @@ Figures per policy, placement measured by the testbed's probe (not by any
 policy): each app's hot-set residency on node0 over time, time until 90% of
 both apps' hot pages are on node0, bytes migrated (/proc/vmstat
 pgmigrate_success), CPU seconds of the tiering machinery, user and system
-apart, per part: vtierd's main loop (tracking, regions, policy), its worker
-threads (move_pages: the copying is system time) and its kdamonds; the
+apart, per part: vtierd's main loop (tracking, regions, policy; and by
+its own count, vtier_main_loop_cpu_seconds_total, how much of it went to
+heat, residency, planning and the rest), its worker threads (move_pages: the copying is system time) and its kdamonds; the
 kdamonds of DAMOS; kswapd, which demotes for NUMA balancing (NUMA
 balancing's hinting faults run in the guests' own threads and are counted,
 not timed), and the fairness error: how far each app's top-tier hot
@@ -66,6 +67,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.request
 
 import tbprobe
 import testbed
@@ -391,8 +393,13 @@ class Nothing:
         pass
 
 
+METRICS_PORT = 9776
+
+
 class WithVtierd:
-    CONFIG = "[discovery]\nlibvirt=false\n"
+    # Its metrics endpoint says where its main thread's CPU went (heat,
+    # residency, planning, other).
+    CONFIG = f"[discovery]\nlibvirt=false\n[metrics]\nlisten=127.0.0.1:{METRICS_PORT}\n"
 
     def start(self, guests):
         self.vtierd = testbed.Vtierd(self.CONFIG).start()
@@ -415,6 +422,18 @@ class WithVtierd:
         out["vtierd workers (move_pages)"] = (total[0] - main[0], total[1] - main[1])
         return out
 
+    def main_loop_parts(self):
+        """vtierd's main thread CPU seconds by part, from its metrics."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{METRICS_PORT}/metrics", timeout=10) as r:
+                text = r.read().decode()
+        except OSError as e:
+            print(f"  vtierd's metrics: {e}", flush=True)
+            return {}
+        prefix = 'vtier_main_loop_cpu_seconds_total{part="'
+        return {line[len(prefix):].split('"')[0]: float(line.rsplit(" ", 1)[1])
+                for line in text.splitlines() if line.startswith(prefix)}
+
     def stop(self):
         self.vtierd.stop()
         # vtierd leaves its kdamonds' slots for its next start; free them.
@@ -424,7 +443,7 @@ class WithVtierd:
 class WithVtierdKernel(WithVtierd):
     """vtierd with its kernel engine: its kdamonds run each VM's DAMOS
     schemes, goals from vtierd's shares (Linux 6.17+)."""
-    CONFIG = "[discovery]\nlibvirt=false\n[tiering]\nengine=kernel\n"
+    CONFIG = WithVtierd.CONFIG + "[tiering]\nengine=kernel\n"
 
     def start(self, guests):
         self.vtierd = testbed.Vtierd(self.CONFIG).start()
@@ -531,6 +550,7 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     # taken here), so its CPU is counted from here; the last sample keeps each
     # part's highest figure, as a kdamond's goes when its VM does.
     c0, cpu_parts = runner.cpu(), {}
+    loop0 = runner.main_loop_parts() if hasattr(runner, "main_loop_parts") else {}
     samples, when90, settled_at = [], None, None
     while time.monotonic() - t0 < MEASURE_S and settled_at is None:
         time.sleep(SAMPLE_S)
@@ -563,6 +583,8 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         for line in (runner.report() if hasattr(runner, "report") else []):
             print(f"    {line}", flush=True)
     cpu_s = sum(u + s for u, s in cpu_parts.values())
+    loop = runner.main_loop_parts() if loop0 else {}
+    loop = {k: round(v - loop0.get(k, 0.0), 2) for k, v in loop.items()}
     v1 = vmstat()
     idle_cold_node1 = fraction_on(guests[0].placement("cold"), 1)
     # Fairness: what the apps got of DRAM together, divided by weighted
@@ -583,6 +605,7 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         "migrated_mib": round(delta["pgmigrate_success"] * 4096 / 2**20, 1),
         "vmstat": delta, "cpu_s": round(cpu_s, 2),
         "cpu_parts": {k: {"user_s": round(u, 2), "system_s": round(s, 2)} for k, (u, s) in cpu_parts.items()},
+        "main_loop_parts_s": loop,
         "fairness_error": round(sum(errors) / 2, 4),
         "idle_cold_on_node1": round(idle_cold_node1, 4),
     }
@@ -717,6 +740,9 @@ def main():
                 with open(run_path(case, name, i), "w") as f:
                     json.dump(r, f, indent=1)
                 print(f"  {case} {name} run {i + 1}: phases {r['phases_s']} s", flush=True)
+                if r.get("main_loop_parts_s"):
+                    print(f"  {case} {name} run {i + 1}: main loop by part {r['main_loop_parts_s']} s",
+                          flush=True)
                 print(f"  {case} {name} run {i + 1}: {r['final_on_node0']:.1%} after {r['measured_s']:.0f} s, "
                       f"90% at {r['time_to_90_s']} s (bound {r['move_bound_s']} s), "
                       f"{r['migrated_mib']:.0f} MiB migrated, {r['cpu_s']:.1f} CPU s, "
