@@ -47,6 +47,10 @@ typedef struct {
   GHashTable *warm_rounds;
   guint64 warmth_aggregation; /* the aggregation count warm_rounds last took in */
   guint warmth_seen;          /* fresh rounds noted, up to WARMTH_ROUNDS */
+  gboolean warmth_fresh;      /* the last round's heat was a new aggregation */
+  /* which of the last TOUCH_ROUNDS fresh rounds (bit 0 the last) read hot
+   * memory on slow nodes that promotion did not take (not held hot) */
+  guint flicker_rounds;
   gboolean target_known;      /* stats.target is a round's (round_plan's hysteresis) */
   /* its jobs of the last round: did any page move, did any fail? */
   guint jobs, jobs_moved, jobs_failed;
@@ -941,6 +945,7 @@ note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
    * a matrix case whose hot set was 64 MiB. */
   gboolean fresh = in->aggregations == 0 || in->aggregations != s->warmth_aggregation;
   s->warmth_aggregation = in->aggregations;
+  s->warmth_fresh = fresh;
   if (fresh && s->warmth_seen < WARMTH_ROUNDS)
     s->warmth_seen++;
   GHashTable *now = g_hash_table_new (g_direct_hash, NULL);
@@ -1018,17 +1023,24 @@ touched_slow_bytes (const VtTieringConfig *c, const VtTieringInput *in, const Pl
 
 /* Whether a VM's hot set is spread thin over its memory (a guest allocator
  * that scattered it in 4 KiB pieces): most of what it holds on the top
- * tier reads hot, and its hot memory is a good part (an eighth) of its
- * RAM. What is left of it on slow nodes then reads cold only because few
- * of its pages are hot there (seen in a 4-VM matrix case: 8 MiB of a hot
- * set in 52 MiB of regions reading 0 of 40, with 165 MiB of DRAM free).
- * An idle VM reads neither. */
+ * tier reads hot, its hot memory is a good part (an eighth) of its RAM,
+ * and its slow memory read hot now and then in FLICKER_ROUNDS of the last
+ * rounds, in places that did not stay hot. What is left of its hot set on
+ * slow nodes then reads cold only because few of its pages are hot there
+ * (seen in a 4-VM matrix case: 8 MiB of a hot set in 52 MiB of regions
+ * reading 0 or 1 of 40, "hot 10", "hot 29" MiB there in passing, with 165
+ * MiB of DRAM free). A hot set that came up whole leaves nothing hot
+ * below; an idle VM's hot memory is a sliver of its RAM. */
+#define FLICKER_ROUNDS 2
+
 static gboolean
-spread_thin (const VtTieringStats *st)
+spread_thin (const VmState *s)
 {
+  const VtTieringStats *st = &s->stats;
   guint64 hot = st->hot_top + st->hot_slow;
   return st->top_bytes > 0 && st->hot_top * 2 >= st->top_bytes &&
-         hot * 8 >= st->top_bytes + st->slow_bytes;
+         hot * 8 >= st->top_bytes + st->slow_bytes &&
+         __builtin_popcount (s->flicker_rounds) >= FLICKER_ROUNDS;
 }
 
 /* Whether the VM's policy differs from the last round's (not on its first). */
@@ -1315,6 +1327,19 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
   return VT_TIERING_STATUS_NOTHING_ELIGIBLE;
 }
 
+/* After a round's plans: whether its slow memory read hot and promotion
+ * took none of it (see spread_thin). */
+static void
+note_flicker (VmState *s, const VmRound *v)
+{
+  const guint mask = (1u << TOUCH_ROUNDS) - 1;
+  if (!s->warmth_fresh)
+    return;
+  gboolean flicker = v->measured && v->st->hot_slow > 0 && v->up.planned == 0 &&
+                     v->up.cooling == 0 && v->up.young == 0;
+  s->flicker_rounds = ((s->flicker_rounds << 1) | (flicker ? 1 : 0)) & mask;
+}
+
 /* Fills `spare` room (of `*promote_room`), shared by weight, with each
  * VM's memory on slow nodes of one class: warm (PROMOTE_WARM) or touched
  * (PROMOTE_TOUCHED), none of a VM that gives memory up this round, and up
@@ -1417,7 +1442,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     gboolean by_heat = v->measured && in->mode == VT_TIER_MODE_AUTO && v->top_node >= 0 &&
                        !in->kernel_moves;
     v->warm_slow = by_heat ? warm_slow_bytes (c, in, v->place) : 0;
-    v->thin_slow = by_heat && spread_thin (v->st) ? touched_slow_bytes (c, in, v->place) : 0;
+    v->thin_slow = by_heat && spread_thin (vm_state (t, in->key)) ? touched_slow_bytes (c, in, v->place)
+                                                                   : 0;
   }
   /* An operator's change of a VM's weight, min, max or mode moves every
    * share: the cooldowns, there against noise, would hold the memory that
@@ -1684,6 +1710,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     v->st->hot_slow_young = v->up.young;
     v->st->hot_slow_cooling = v->up.cooling;
     v->st->warm_slow = v->warm_slow;
+    note_flicker (s, v);
     s->jobs = s->jobs_moved = s->jobs_failed = 0;
     g_debug ("tiering %s: target %" G_GUINT64_FORMAT " MiB, top tier %" G_GUINT64_FORMAT
              " MiB (hot %" G_GUINT64_FORMAT "), slow %" G_GUINT64_FORMAT " MiB (hot %"
