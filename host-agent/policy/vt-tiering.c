@@ -48,8 +48,8 @@ typedef struct {
   guint64 warmth_aggregation; /* the aggregation count warm_rounds last took in */
   guint warmth_seen;          /* fresh rounds noted, up to WARMTH_ROUNDS */
   gboolean warmth_fresh;      /* the last round's heat was a new aggregation */
-  /* which of the last TOUCH_ROUNDS fresh rounds (bit 0 the last) read hot
-   * memory on slow nodes that promotion did not take (not held hot) */
+  /* which of the last TOUCH_ROUNDS fresh rounds (bit 0 the last) read
+   * memory on slow nodes hot in passing (not held hot) */
   guint flicker_rounds;
   gboolean target_known;      /* stats.target is a round's (round_plan's hysteresis) */
   /* its jobs of the last round: did any page move, did any fail? */
@@ -1021,25 +1021,41 @@ touched_slow_bytes (const VtTieringConfig *c, const VtTieringInput *in, const Pl
   return bytes;
 }
 
+/* A VM's hot memory that stays so (hot and hot_held) on the top tier, and
+ * its memory on slow nodes that reads hot now without being held so: hot
+ * in passing (a scan's sweep, a thin hot set's flicker). */
+static void
+heat_held (const VtTieringInput *in, const Place *place, guint64 *held_top, guint64 *passing_slow)
+{
+  *held_top = *passing_slow = 0;
+  for (guint i = 0; i < in->n_regions; i++) {
+    if (in->regions[i].nr_accesses < in->hot_threshold)
+      continue;
+    if (place[i].hot_held)
+      *held_top += place[i].top;
+    else
+      *passing_slow += place[i].slow;
+  }
+}
+
 /* Whether a VM's hot set is spread thin over its memory (a guest allocator
  * that scattered it in 4 KiB pieces): most of what it holds on the top
- * tier reads hot, its hot memory is a good part (an eighth) of its RAM,
- * and its slow memory read hot now and then in FLICKER_ROUNDS of the last
- * rounds, in places that did not stay hot. What is left of its hot set on
- * slow nodes then reads cold only because few of its pages are hot there
- * (seen in a 4-VM matrix case: 8 MiB of a hot set in 52 MiB of regions
- * reading 0 or 1 of 40, "hot 10", "hot 29" MiB there in passing, with 165
- * MiB of DRAM free). A hot set that came up whole leaves nothing hot
- * below; an idle VM's hot memory is a sliver of its RAM. */
+ * tier stays hot, that is a good part (an eighth) of its RAM, and its slow
+ * memory read hot in passing in FLICKER_ROUNDS of the last rounds. What is
+ * left of its hot set on slow nodes then reads cold only because few of
+ * its pages are hot there (seen in a 4-VM matrix case: 8 MiB of a hot set
+ * in 52 MiB of regions reading 0 or 1 of 40, "hot 10", "hot 29" MiB there
+ * in passing, with 165 MiB of DRAM free). A hot set that came up whole
+ * leaves nothing hot below; what an idle VM's checksum pass sweeps is hot
+ * in passing, never held. */
 #define FLICKER_ROUNDS 2
 
 static gboolean
-spread_thin (const VmState *s)
+spread_thin (const VmState *s, guint64 held_top)
 {
   const VtTieringStats *st = &s->stats;
-  guint64 hot = st->hot_top + st->hot_slow;
-  return st->top_bytes > 0 && st->hot_top * 2 >= st->top_bytes &&
-         hot * 8 >= st->top_bytes + st->slow_bytes &&
+  return st->top_bytes > 0 && held_top * 2 >= st->top_bytes &&
+         held_top * 8 >= st->top_bytes + st->slow_bytes &&
          __builtin_popcount (s->flicker_rounds) >= FLICKER_ROUNDS;
 }
 
@@ -1067,6 +1083,7 @@ typedef struct {
   PlanResult up, down, swap_up, swap_down, warm, thin;
   guint64 warm_slow;       /* warm memory (accessed, not hot) on slow nodes */
   guint64 thin_slow;       /* of a spread_thin VM, touched memory on slow nodes */
+  guint64 held_top, passing_slow; /* see heat_held */
   gboolean *taken_up;      /* regions its promotions took, hot then warm */
   guint64 imbalance;       /* how far from its target, for the order */
 } VmRound;
@@ -1327,17 +1344,14 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
   return VT_TIERING_STATUS_NOTHING_ELIGIBLE;
 }
 
-/* After a round's plans: whether its slow memory read hot and promotion
- * took none of it (see spread_thin). */
+/* Whether a fresh round read memory on slow nodes hot in passing (see
+ * spread_thin). */
 static void
 note_flicker (VmState *s, const VmRound *v)
 {
   const guint mask = (1u << TOUCH_ROUNDS) - 1;
-  if (!s->warmth_fresh)
-    return;
-  gboolean flicker = v->measured && v->st->hot_slow > 0 && v->up.planned == 0 &&
-                     v->up.cooling == 0 && v->up.young == 0;
-  s->flicker_rounds = ((s->flicker_rounds << 1) | (flicker ? 1 : 0)) & mask;
+  if (s->warmth_fresh)
+    s->flicker_rounds = ((s->flicker_rounds << 1) | (v->passing_slow > 0 ? 1 : 0)) & mask;
 }
 
 /* Fills `spare` room (of `*promote_room`), shared by weight, with each
@@ -1442,8 +1456,9 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     gboolean by_heat = v->measured && in->mode == VT_TIER_MODE_AUTO && v->top_node >= 0 &&
                        !in->kernel_moves;
     v->warm_slow = by_heat ? warm_slow_bytes (c, in, v->place) : 0;
-    v->thin_slow = by_heat && spread_thin (vm_state (t, in->key)) ? touched_slow_bytes (c, in, v->place)
-                                                                   : 0;
+    heat_held (in, v->place, &v->held_top, &v->passing_slow);
+    v->thin_slow = by_heat && spread_thin (vm_state (t, in->key), v->held_top)
+                     ? touched_slow_bytes (c, in, v->place) : 0;
   }
   /* An operator's change of a VM's weight, min, max or mode moves every
    * share: the cooldowns, there against noise, would hold the memory that

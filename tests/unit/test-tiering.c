@@ -902,6 +902,29 @@ test_thin_hot_set_comes_up (void)
   drop_host ();
 }
 
+/* An idle VM's checksum pass: its four regions read hot one after the
+ * other, each once in six rounds, half of them in DRAM. What it holds there reads hot half the
+ * time and its slow memory hot in passing, yet none of it stays hot: it
+ * is no thin hot set, and its slow memory, touched by every pass, stays
+ * down however much DRAM is spare. */
+static void
+test_scan_is_not_thin (void)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = p < 2048 ? 0 : 1;
+  make_host ();
+  World w;
+  world_init (&w, 1, 0);
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  for (guint round = 0; round < 24; round++) {
+    for (int r = 0; r < 4; r++)
+      w.regions[0][r].nr_accesses = (guint) r == round % 6 ? 5 : 0; /* none twice in 5 rounds */
+    run_rounds (t, 1);
+  }
+  g_assert_cmpuint (count (0, 2048, 2048, 1), ==, 2048);
+  drop_host ();
+}
+
 /* A scan passing over a VM (a guest's checksum pass, a backup) warms each
  * piece for a round or so: none of it comes up. */
 static void
@@ -1860,6 +1883,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/cold-makes-room-for-warm", test_cold_makes_room_for_warm);
   g_test_add_func ("/tiering/warm-without-room-says-so", test_warm_without_room_says_so);
   g_test_add_func ("/tiering/thin-hot-set-comes-up", test_thin_hot_set_comes_up);
+  g_test_add_func ("/tiering/scan-is-not-thin", test_scan_is_not_thin);
   g_test_add_func ("/tiering/passing-scan-stays-down", test_passing_scan_stays_down);
   g_test_add_func ("/tiering/interleave-places-by-ratio", test_interleave_places_by_ratio);
   g_test_add_func ("/tiering/interleave-waits-for-room", test_interleave_waits_for_room);
