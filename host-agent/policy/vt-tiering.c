@@ -1059,14 +1059,18 @@ heat_held (const VtTieringInput *in, const Place *place, guint64 *held_top, guin
 
 /* Whether a VM's hot set is spread thin over its memory (a guest allocator
  * that scattered it in 4 KiB pieces): most of what it holds on the top
- * tier stays hot, that is a good part (an eighth) of its RAM, and its slow
- * memory read hot in passing in FLICKER_ROUNDS of the last rounds. What is
+ * tier stays hot, that is a good part (a quarter) of its RAM, and its slow
+ * memory read hot in passing, while it promoted nothing, in FLICKER_ROUNDS
+ * of the last rounds. What is
  * left of its hot set on slow nodes then reads cold only because few of
  * its pages are hot there (seen in a 4-VM matrix case: 8 MiB of a hot set
  * in 52 MiB of regions reading 0 or 1 of 40, "hot 10", "hot 29" MiB there
  * in passing, with 165 MiB of DRAM free). A hot set that came up whole
  * leaves nothing hot below; what an idle VM's checksum pass sweeps is hot
- * in passing, never held. */
+ * in passing, and with THP always what it read of DRAM stays hot for a
+ * while (each huge page it read is young until DAMON samples it), but
+ * that is a sliver of the VM (98 of its 754 MiB in a matrix case, where
+ * an eighth let 44 MiB of it up). */
 #define FLICKER_ROUNDS 2
 
 static gboolean
@@ -1074,7 +1078,7 @@ spread_thin (const VmState *s, guint64 held_top)
 {
   const VtTieringStats *st = &s->stats;
   return st->top_bytes > 0 && held_top * 2 >= st->top_bytes &&
-         held_top * 8 >= st->top_bytes + st->slow_bytes &&
+         held_top * 4 >= st->top_bytes + st->slow_bytes &&
          __builtin_popcount (s->flicker_rounds) >= FLICKER_ROUNDS;
 }
 
@@ -1363,14 +1367,16 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
   return VT_TIERING_STATUS_NOTHING_ELIGIBLE;
 }
 
-/* Whether a fresh round read memory on slow nodes hot in passing (see
- * spread_thin). */
+/* Whether a fresh round read memory on slow nodes hot in passing while
+ * the VM promoted nothing (see spread_thin): while a hot set comes up,
+ * DAMON's new regions over it read hot before they are held so. */
 static void
 note_flicker (VmState *s, const VmRound *v)
 {
   const guint mask = (1u << TOUCH_ROUNDS) - 1;
+  gboolean flicker = v->passing_slow > 0 && v->up.planned + v->warm.planned + v->thin.planned == 0;
   if (s->warmth_fresh)
-    s->flicker_rounds = ((s->flicker_rounds << 1) | (v->passing_slow > 0 ? 1 : 0)) & mask;
+    s->flicker_rounds = ((s->flicker_rounds << 1) | (flicker ? 1 : 0)) & mask;
 }
 
 /* Fills `spare` room (of `*promote_room`), shared by weight, with each
