@@ -271,6 +271,17 @@ one_vm_on_the_slow_node (World *w, guint hot_regions)
   world_init (w, 1, hot_regions);
 }
 
+/* VM a alone, its first `top_pages` pages in DRAM and the rest on node1,
+ * its first `hot_regions` regions hot, on a fresh host. */
+static void
+one_vm_split (World *w, int top_pages, guint hot_regions)
+{
+  for (int p = 0; p < PAGES; p++)
+    placement[0][p] = p < top_pages ? 0 : 1;
+  make_host ();
+  world_init (w, 1, hot_regions);
+}
+
 /* The other common start: VM a all in DRAM, VM b all on node1, DRAM full
  * but for `free_pages` (the host holds the rest), each VM's first region
  * hot. */
@@ -904,18 +915,15 @@ test_thin_hot_set_comes_up (void)
 }
 
 /* An idle VM's checksum pass: its four regions read hot one after the
- * other, each once in six rounds, half of them in DRAM. What it holds there reads hot half the
- * time and its slow memory hot in passing, yet none of it stays hot: it
- * is no thin hot set, and its slow memory, touched by every pass, stays
- * down however much DRAM is spare. */
+ * other, each once in six rounds, half of them in DRAM. What it holds
+ * there reads hot at times and its slow memory hot in passing, yet none
+ * of it stays hot: it is no thin hot set, and its slow memory, touched by
+ * every pass, stays down however much DRAM is spare. */
 static void
 test_scan_is_not_thin (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = p < 2048 ? 0 : 1;
-  make_host ();
   World w;
-  world_init (&w, 1, 0);
+  one_vm_split (&w, 2048, 0);
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   for (guint round = 0; round < 24; round++) {
     for (int r = 0; r < 4; r++)
@@ -1798,11 +1806,8 @@ test_hugetlb_exchange_takes_what_demotions_freed (void)
 static void
 test_vfio_vm_is_left_where_it_sits (void)
 {
-  for (int p = 0; p < PAGES; p++)
-    placement[0][p] = p < 1024 ? 0 : 1;
-  make_host ();
   World w;
-  world_init (&w, 1, 2);
+  one_vm_split (&w, 1024, 2);
   w.mode[0] = VT_TIER_MODE_OFF;
   w.pinned_by[0] = "vfio-pci";
   shared_vm = 0, shared_first = 0, shared_n = PAGES, shared_asked = 0; /* counts any move */
