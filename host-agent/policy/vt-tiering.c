@@ -1061,11 +1061,10 @@ heat_held (const VtTieringInput *in, const Place *place, guint64 *held_top, guin
  * that scattered it in 4 KiB pieces): most of what it holds on the top
  * tier stays hot, that is a good part (a quarter) of its RAM, and its slow
  * memory read hot in passing, while it promoted nothing, in FLICKER_ROUNDS
- * of the last rounds. What is
- * left of its hot set on slow nodes then reads cold only because few of
- * its pages are hot there (seen in a 4-VM matrix case: 8 MiB of a hot set
- * in 52 MiB of regions reading 0 or 1 of 40, "hot 10", "hot 29" MiB there
- * in passing, with 165 MiB of DRAM free). A hot set that came up whole
+ * of the last rounds. What is left of its hot set on slow nodes then reads
+ * cold only because few of its pages are hot there (seen in a 4-VM matrix
+ * case: 8 MiB of a hot set in 52 MiB of regions reading 0 or 1 of 40, "hot
+ * 10", "hot 29" MiB there in passing, with 165 MiB of DRAM free). A hot set that came up whole
  * leaves nothing hot below; what an idle VM's checksum pass sweeps is hot
  * in passing, and with THP always what it read of DRAM stays hot for a
  * while (each huge page it read is young until DAMON samples it), but
