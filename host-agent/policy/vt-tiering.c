@@ -30,6 +30,12 @@ typedef struct {
    * warm or hot (by share, under contention) keeps it: that is the
    * ping-pong the cooldown is for. */
   gboolean cold;
+  /* A promotion into spare room (fill_spare): room lent, not a share, so
+   * it holds no demotion back. Held, it kept 104 MiB of a VM's touched
+   * memory in DRAM while a demotion its neighbour's hot set was due took
+   * 48 MiB of its hot set instead, which then waited out the cooldown on
+   * the slow node (bench, one CPU: app b down to 74.6% for ~40 s). */
+  gboolean fill;
 } Cooldown;
 
 typedef struct {
@@ -96,6 +102,7 @@ typedef struct {
   VtMoveKey move;    /* whose speed sizes it, and which it measures */
   gboolean by_credit; /* half of an exchange through a full hugetlbfs pool (pool_credit) */
   gboolean cold;     /* a demotion of a region cold when planned (Cooldown) */
+  gboolean fill;     /* a promotion into spare room (Cooldown) */
 } Job;
 
 /* A region's bytes on each tier (exact, page by page), and what its
@@ -201,7 +208,8 @@ cooling (VmState *s, guint64 start, guint64 end, gboolean promote, gboolean hot_
       g_array_remove_index_fast (s->cooldowns, i);
       continue;
     }
-    if (c->promoted != promote && c->start < end && start < c->end && !(hot_held && c->cold))
+    if (c->promoted != promote && c->start < end && start < c->end && !(hot_held && c->cold) &&
+        !c->fill)
       return TRUE;
     i++;
   }
@@ -540,6 +548,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
                          place[idx].page_class };
       guint64 chunk = job_bytes (t, budget, &move);
       gboolean cold = !promote && r->nr_accesses * 100 <= t->config.cold_max_pct * in->max_accesses;
+      gboolean fill = promote && depth != PROMOTE_HOT;
       if (movable > need) {
         /* Only part of it: jobs over the whole region that stop once they
          * moved `chunk` bytes each, `need` in all. Where in the region its
@@ -549,7 +558,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
         for (guint64 left = need; left > 0;) {
           guint64 piece = MIN (left, chunk);
           Job job = { in->key, in->process, r->start, r->end, node, promote, exchange, hot, piece,
-                      piece, 0, move, FALSE, cold };
+                      piece, 0, move, FALSE, cold, fill };
           g_array_append_val (jobs, job);
           left -= piece;
         }
@@ -560,7 +569,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       for (guint64 at = r->start; at < r->end; at += chunk) {
         guint64 to = MIN (r->end, at + chunk);
         Job job = { in->key, in->process, at, to, node, promote, exchange, hot,
-                    (guint64) (part * (double) (to - at)), 0, 0, move, FALSE, cold };
+                    (guint64) (part * (double) (to - at)), 0, 0, move, FALSE, cold, fill };
         g_array_append_val (jobs, job);
       }
       res.planned += movable;
@@ -679,7 +688,7 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
     if (st->moved > 0 || !st->out_of_memory) {
       Cooldown cd = { job->start, job->end,
                       g_get_monotonic_time () + (gint64) t->config.cooldown_s * G_USEC_PER_SEC,
-                      job->promote, job->cold };
+                      job->promote, job->cold, job->fill };
       g_array_append_val (s->cooldowns, cd);
     }
     if (job->promote && st->busy > 0 && job->tries + 1 < RETRY_MAX) {
@@ -1150,7 +1159,7 @@ take_retries (VtTiering *t, VmRound *v, guint64 want, guint64 room, GArray *prom
       /* The span of what was left behind (its moved pages cost a query
        * each), and no more than that moves. */
       Job job = { v->in->key, v->in->process, r->start, r->end, r->node, TRUE, FALSE, TRUE, bytes,
-                  bytes, r->tries, r->move, FALSE, FALSE };
+                  bytes, r->tries, r->move, FALSE, FALSE, FALSE };
       g_array_append_val (promotes, job);
       queued += bytes;
       if (pool)
@@ -1297,7 +1306,7 @@ plan_interleave (VtTiering *t, const VtHostTiers *tiers, const VtPfnNodes *pfns,
       int node = top ? v->top_node : v->slow_node;
       VtMoveKey move = { src, (guint) node, page_class_of (in, per_class) };
       Job job = { in->key, in->process, from, to, node, top, FALSE, FALSE, there, 0, 0, move,
-                  FALSE, FALSE };
+                  FALSE, FALSE, FALSE };
       g_array_append_val (wrong, job);
       (top ? &v->up : &v->down)->eligible += there;
     }

@@ -914,6 +914,40 @@ test_thin_hot_set_comes_up (void)
   drop_host ();
 }
 
+/* Room a fill took is lent: VM a's thin hot set came up into spare DRAM
+ * (as above), then VM b's hot set wants more room than is free. What goes
+ * down for it is a's touched memory, not its hot set, though the touched
+ * memory came up a moment ago (its cooldown holds no demotion). */
+static void
+test_filled_room_goes_first (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = p < 2048 ? 0 : 1;
+    placement[1][p] = 1;
+  }
+  /* Free: the low watermark (410 pages), a's 1024 touched pages and all
+   * but 512 pages of b's 2048 hot ones. */
+  node_used_other[0] = NODE_PAGES - 2048 - (410 + 1024 + 1536);
+  make_host ();
+  World w;
+  world_init (&w, 2, 2);
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  static const guint heat[] = { 1, 0, 1, 0, 5, 0 };
+  for (guint round = 0; round < 30; round++) {
+    w.regions[0][2].nr_accesses = heat[round % G_N_ELEMENTS (heat)];
+    for (int r = 0; r < 4; r++)
+      w.regions[1][r].nr_accesses = round < 24 ? 0 : r < 2 ? 40 : 0; /* b's hot set, late */
+    run_rounds (t, 1);
+    if (round == 23)
+      g_assert_cmpuint (count (0, 2048, 1024, 0), ==, 1024); /* a's thin hot set came up */
+  }
+  g_assert_cmpuint (count (1, 0, 2048, 0), ==, 2048); /* b's hot set came up */
+  g_assert_cmpuint (count (0, 0, 2048, 0), ==, 2048); /* a's stayed */
+  g_assert_cmpuint (count (0, 2048, 1024, 1), >, 0); /* its touched memory made the room */
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
 /* An idle VM's checksum pass: its four regions read hot one after the
  * other, each once in six rounds, half of them in DRAM. What it holds
  * there reads hot at times and its slow memory hot in passing, yet none
@@ -1890,6 +1924,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/warm-without-room-says-so", test_warm_without_room_says_so);
   g_test_add_func ("/tiering/thin-hot-set-comes-up", test_thin_hot_set_comes_up);
   g_test_add_func ("/tiering/scan-is-not-thin", test_scan_is_not_thin);
+  g_test_add_func ("/tiering/filled-room-goes-first", test_filled_room_goes_first);
   g_test_add_func ("/tiering/passing-scan-stays-down", test_passing_scan_stays_down);
   g_test_add_func ("/tiering/interleave-places-by-ratio", test_interleave_places_by_ratio);
   g_test_add_func ("/tiering/interleave-waits-for-room", test_interleave_waits_for_room);
