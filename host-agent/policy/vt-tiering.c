@@ -1375,14 +1375,18 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
   return VT_TIERING_STATUS_NOTHING_ELIGIBLE;
 }
 
-/* Whether a fresh round read memory on slow nodes hot in passing while
- * the VM promoted nothing (see spread_thin): while a hot set comes up,
- * DAMON's new regions over it read hot before they are held so. */
+/* Whether a fresh round read memory on slow nodes hot in passing, beyond
+ * the dead band, while the VM promoted nothing (see spread_thin): while a
+ * hot set comes up, DAMON's new regions over it read hot before they are
+ * held so; and once it is up, the regions at its edges (a few MiB of a
+ * contiguous hot set's, the bench's app b: "hot 2" below 226 MiB held hot
+ * above) are no thin hot set. */
 static void
 note_flicker (VmState *s, const VmRound *v)
 {
   const guint mask = (1u << TOUCH_ROUNDS) - 1;
-  gboolean flicker = v->passing_slow > 0 && v->up.planned + v->warm.planned + v->thin.planned == 0;
+  gboolean flicker = v->passing_slow > dead_band (v->target) &&
+                     v->up.planned + v->warm.planned + v->thin.planned == 0;
   if (s->warmth_fresh)
     s->flicker_rounds = ((s->flicker_rounds << 1) | (flicker ? 1 : 0)) & mask;
 }

@@ -914,6 +914,27 @@ test_thin_hot_set_comes_up (void)
   drop_host ();
 }
 
+/* A contiguous hot set that came up whole: the region at its edge holds
+ * a few pages of it on the slow node and reads hot now and then (the
+ * bench's app b: "hot 2" MiB in passing below 226 MiB held hot above).
+ * That is no thin hot set: a's other memory, touched now and then, stays
+ * down however much DRAM is spare. */
+static void
+test_hot_set_edge_is_not_thin (void)
+{
+  World w;
+  one_vm_split (&w, 3064, 2); /* region 2: 1016 pages up, 8 down */
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  static const guint heat[] = { 1, 0, 1, 0, 5, 0 };
+  for (guint round = 0; round < 24; round++) {
+    w.regions[0][2].nr_accesses = heat[round % G_N_ELEMENTS (heat)];
+    w.regions[0][3].nr_accesses = heat[(round + 3) % G_N_ELEMENTS (heat)] ? 1 : 0;
+    run_rounds (t, 1);
+  }
+  g_assert_cmpuint (count (0, 3072, 1024, 1), ==, 1024);
+  drop_host ();
+}
+
 /* Room a fill took is lent: VM a's thin hot set came up into spare DRAM
  * (as above), then VM b's hot set wants more room than is free. What goes
  * down for it is a's touched memory, not its hot set, though the touched
@@ -1924,6 +1945,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/warm-without-room-says-so", test_warm_without_room_says_so);
   g_test_add_func ("/tiering/thin-hot-set-comes-up", test_thin_hot_set_comes_up);
   g_test_add_func ("/tiering/scan-is-not-thin", test_scan_is_not_thin);
+  g_test_add_func ("/tiering/hot-set-edge-is-not-thin", test_hot_set_edge_is_not_thin);
   g_test_add_func ("/tiering/filled-room-goes-first", test_filled_room_goes_first);
   g_test_add_func ("/tiering/passing-scan-stays-down", test_passing_scan_stays_down);
   g_test_add_func ("/tiering/interleave-places-by-ratio", test_interleave_places_by_ratio);
