@@ -15,8 +15,9 @@ static const VmMetric vm_metrics[] = {
   { "slow_bytes", "vtier_vm_slow_tier_bytes", "gauge", "Guest RAM on slower tiers now." },
   { "target_bytes", "vtier_vm_target_bytes", "gauge", "The VM's share of the top tier." },
   { "demand_bytes", "vtier_vm_demand_bytes", "gauge",
-    "Hot bytes over the last ~10 s (80th percentile), huge pages counted whole as they move: "
-    "what its share is computed from." },
+    "Hot bytes over the last ~10 s (80th percentile), huge pages counted whole as they move, "
+    "and in mode auto no more than its memory held hot in two fresh rounds: what its share "
+    "is computed from." },
   { "hot_bytes", "vtier_vm_hot_bytes", "gauge", "Bytes in hot regions." },
   { "hot_slow_bytes", "vtier_vm_hot_slow_tier_bytes", "gauge", "Hot bytes on slower tiers." },
   { "nr_regions", "vtier_vm_regions", "gauge", "Regions tracked." },
