@@ -881,29 +881,44 @@ test_cold_makes_room_for_warm (void)
   drop_host ();
 }
 
-/* A hot set spread thin (a guest allocator scattered it in 4 KiB pieces):
- * VM a's top tier reads hot, and what is left of its hot set on the slow
- * node lies in a region that reads 1 of 40 (below the warm floor) every
- * other round, and hot in passing once in six (never two fresh rounds in a
- * row: not held hot). With DRAM spare it comes up; VM b, idle, whose
- * memory reads the same, stays down, and so does a's memory never
- * accessed. */
+/* What is left of a hot set spread thin on a slow node, round by round:
+ * 1 of 40 (below the warm floor) every other round, and hot in passing
+ * once in six (never two fresh rounds in a row: not held hot). */
+static guint
+thin_heat (guint round)
+{
+  static const guint heat[] = { 1, 0, 1, 0, 5, 0 };
+  return heat[round % G_N_ELEMENTS (heat)];
+}
+
+/* VM a's first two regions hot and in DRAM, the rest of it and all of VM
+ * b on node1; the caller sizes the host (node_used_other). */
 static void
-test_thin_hot_set_comes_up (void)
+a_half_up_b_on_the_slow_node (World *w)
 {
   for (int p = 0; p < PAGES; p++) {
     placement[0][p] = p < 2048 ? 0 : 1;
     placement[1][p] = 1;
   }
   make_host ();
+  world_init (w, 2, 2);
+}
+
+/* A hot set spread thin (a guest allocator scattered it in 4 KiB pieces):
+ * VM a's top tier reads hot, and what is left of its hot set on the slow
+ * node lies in a region of thin_heat. With DRAM spare it comes up; VM b,
+ * idle, whose memory reads the same, stays down, and so does a's memory
+ * never accessed. */
+static void
+test_thin_hot_set_comes_up (void)
+{
   World w;
-  world_init (&w, 2, 2); /* b's two hot regions read as a's thin ones from round 0 */
+  a_half_up_b_on_the_slow_node (&w);
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
-  static const guint heat[] = { 1, 0, 1, 0, 5, 0 };
   for (guint round = 0; round < 24; round++) {
-    w.regions[0][2].nr_accesses = heat[round % G_N_ELEMENTS (heat)];
+    w.regions[0][2].nr_accesses = thin_heat (round);
     for (int r = 0; r < 4; r++)
-      w.regions[1][r].nr_accesses = heat[round % G_N_ELEMENTS (heat)];
+      w.regions[1][r].nr_accesses = thin_heat (round);
     run_rounds (t, 1);
   }
   g_assert_cmpuint (count (0, 2048, 1024, 0), ==, 1024); /* a's thin hot set came up */
@@ -925,10 +940,9 @@ test_hot_set_edge_is_not_thin (void)
   World w;
   one_vm_split (&w, 3064, 2); /* region 2: 1016 pages up, 8 down */
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
-  static const guint heat[] = { 1, 0, 1, 0, 5, 0 };
   for (guint round = 0; round < 24; round++) {
-    w.regions[0][2].nr_accesses = heat[round % G_N_ELEMENTS (heat)];
-    w.regions[0][3].nr_accesses = heat[(round + 3) % G_N_ELEMENTS (heat)] ? 1 : 0;
+    w.regions[0][2].nr_accesses = thin_heat (round);
+    w.regions[0][3].nr_accesses = thin_heat (round + 3) ? 1 : 0;
     run_rounds (t, 1);
   }
   g_assert_cmpuint (count (0, 3072, 1024, 1), ==, 1024);
@@ -942,20 +956,14 @@ test_hot_set_edge_is_not_thin (void)
 static void
 test_filled_room_goes_first (void)
 {
-  for (int p = 0; p < PAGES; p++) {
-    placement[0][p] = p < 2048 ? 0 : 1;
-    placement[1][p] = 1;
-  }
   /* Free: the low watermark (410 pages), a's 1024 touched pages and all
    * but 512 pages of b's 2048 hot ones. */
   node_used_other[0] = NODE_PAGES - 2048 - (410 + 1024 + 1536);
-  make_host ();
   World w;
-  world_init (&w, 2, 2);
+  a_half_up_b_on_the_slow_node (&w);
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
-  static const guint heat[] = { 1, 0, 1, 0, 5, 0 };
   for (guint round = 0; round < 30; round++) {
-    w.regions[0][2].nr_accesses = heat[round % G_N_ELEMENTS (heat)];
+    w.regions[0][2].nr_accesses = thin_heat (round);
     for (int r = 0; r < 4; r++)
       w.regions[1][r].nr_accesses = round < 24 ? 0 : r < 2 ? 40 : 0; /* b's hot set, late */
     run_rounds (t, 1);
