@@ -209,6 +209,13 @@ struct _VtPlacement {
   guint64 *entries;
   VtPageFlags *flags; /* NULL: page classes unknown */
   GArray *shared;     /* VtNodeSpan, or NULL: shared pages not collected */
+  VtPieceFunc piece_func; /* or NULL */
+  gpointer piece_data;
+  /* the 2 MiB piece counted so far: its next page, and its node and
+   * class while those are one (node -1: not) */
+  guint64 piece_next;
+  int piece_node;
+  VtPageClass piece_class;
 };
 
 VtPlacement *
@@ -223,6 +230,7 @@ vt_placement_open (GPid pid, const VtPfnNodes *pfns, GError **error)
   p->pid = pid;
   p->pfns = pfns;
   p->pagemap_fd = -1;
+  p->piece_next = G_MAXUINT64;
   if (pfns) {
     g_autofree char *path = g_strdup_printf ("%s/pagemap", rel);
     g_autofree char *full = vt_sysfs_path (path);
@@ -259,6 +267,37 @@ vt_placement_collect_shared (VtPlacement *p, GArray *spans)
 {
   g_clear_pointer (&p->shared, g_array_unref);
   p->shared = spans ? g_array_ref (spans) : NULL;
+}
+
+void
+vt_placement_note_pieces (VtPlacement *p, VtPieceFunc func, gpointer data)
+{
+  p->piece_func = func;
+  p->piece_data = data;
+  p->piece_next = G_MAXUINT64;
+}
+
+/* Notes pages [vpage, vpage + m) of one 2 MiB piece, all on `node` (-1:
+ * not), and reports the piece once its last page is counted, if its
+ * first one and all between were (a range may end or start mid-piece). */
+static void
+note_piece (VtPlacement *p, guint64 vpage, guint m, int node, VtPageClass page_class)
+{
+  if (!p->piece_func)
+    return;
+  if (vpage % PIECE_PAGES == 0)
+    p->piece_node = node, p->piece_class = page_class;
+  else if (vpage != p->piece_next) {
+    p->piece_next = G_MAXUINT64;
+    return;
+  } else if (node != p->piece_node || page_class != p->piece_class)
+    p->piece_node = -1;
+  p->piece_next = vpage + m;
+  if (p->piece_next % PIECE_PAGES == 0) {
+    p->piece_func ((p->piece_next - PIECE_PAGES) * PAGE, p->piece_node, p->piece_class,
+                   p->piece_data);
+    p->piece_next = G_MAXUINT64;
+  }
 }
 
 /* Adds the page at `addr` on `node` to the shared spans, joined to the
@@ -331,19 +370,27 @@ count_piece (VtPlacement *p, guint64 vpage, guint i, guint m, guint64 *per_node,
 {
   VtPageClass page_class = p->flags
     ? vt_page_flags_classify (p->flags, vpage, p->entries + i, m) : VT_PAGE_CLASS_UNKNOWN;
+  int one_node = -2; /* -2: no page yet; -1: not one node */
   for (guint j = i; j < i + m; j++) {
     guint64 e = p->entries[j];
-    if (!(e & VT_PM_PRESENT) || (e & VT_PM_SWAP))
+    if (!(e & VT_PM_PRESENT) || (e & VT_PM_SWAP)) {
+      one_node = -1;
       continue;
+    }
     guint64 pfn = e & VT_PM_PFN_MASK;
     if (pfn == 0)
       return FALSE;
     int node = vt_pfn_nodes_lookup (p->pfns, pfn);
     add (per_node, n_nodes, per_class, page_class, node);
+    one_node = one_node == -2 || one_node == node ? node : -1;
     /* The zero pages are nobody's: on no node, and not shared memory. */
-    if (p->shared && node >= 0 && !(e & VT_PM_EXCLUSIVE))
-      add_shared (p->shared, (vpage + (j - i)) * PAGE, node);
+    if (node >= 0 && !(e & VT_PM_EXCLUSIVE)) {
+      one_node = -1;
+      if (p->shared)
+        add_shared (p->shared, (vpage + (j - i)) * PAGE, node);
+    }
   }
+  note_piece (p, vpage, m, one_node < 0 ? -1 : one_node, page_class);
   return TRUE;
 }
 

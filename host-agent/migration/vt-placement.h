@@ -16,6 +16,8 @@
 
 #include <glib.h>
 
+#include "common/vt-pagemap.h"
+
 G_BEGIN_DECLS
 
 /* Which host node each physical page frame belongs to. */
@@ -73,5 +75,13 @@ void vt_placement_collect_shared (VtPlacement *placement, GArray *spans);
 gboolean vt_placement_count (VtPlacement *placement, guint64 start, guint64 end,
                              guint64 *per_node, guint n_nodes, guint64 *per_class,
                              GError **error);
+
+/* A whole 2 MiB piece of address space (at `start`, aligned) that counts
+ * by pagemap read, in one call or in the parts of calls for adjacent
+ * ranges: `node` when every page of it is present, on that node, of
+ * `page_class` and mapped by this process alone; else -1. What a cache
+ * of placement keeps (policy/vt-residency-cache.h). */
+typedef void (*VtPieceFunc) (guint64 start, int node, VtPageClass page_class, gpointer data);
+void vt_placement_note_pieces (VtPlacement *placement, VtPieceFunc func, gpointer data);
 
 G_END_DECLS

@@ -137,6 +137,67 @@ test_shared_pages_collected (void)
   drop_tree (root);
 }
 
+typedef struct {
+  guint64 start[8];
+  int node[8];
+  guint n;
+} Pieces;
+
+static void
+on_piece (guint64 start, int node, VtPageClass page_class, gpointer data)
+{
+  (void) page_class;
+  Pieces *p = data;
+  g_assert_cmpuint (p->n, <, G_N_ELEMENTS (p->start));
+  p->start[p->n] = start, p->node[p->n] = node, p->n++;
+}
+
+/* Whole 2 MiB pieces a count read are noted with their node when every
+ * page is present, on that node and this process's alone, whether one
+ * count read the piece or two adjacent ones did; a piece with an absent
+ * page or a page another process maps is noted as on none (-1), and a
+ * piece read only in part is not noted. */
+static void
+test_whole_pieces_noted (void)
+{
+  enum { N = 5 * 512 };
+  g_autofree guint64 *e = g_new (guint64, N);
+  for (int i = 0; i < N; i++) {
+    int piece = i / 512;
+    guint64 pfn = (piece == 1 ? NODE1_PFN : 1000) + (guint64) i;
+    e[i] = PRESENT | VT_PM_EXCLUSIVE | pfn;
+    if (piece == 2 && i % 512 == 7)
+      e[i] = 0; /* absent */
+    if (piece == 3 && i % 512 == 9)
+      e[i] &= ~VT_PM_EXCLUSIVE; /* mapped by another process too */
+  }
+  char *root = make_tree (e, N);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VtPfnNodes) pfns = vt_pfn_nodes_read (&error);
+  g_assert_no_error (error);
+  g_autoptr (VtPlacement) p = vt_placement_open (PID, pfns, &error);
+  Pieces seen = { 0 };
+  vt_placement_note_pieces (p, on_piece, &seen);
+  guint64 per_node[2] = { 0 };
+  /* piece 1 in two counts, split mid-piece; piece 4 only in part */
+  g_assert_true (vt_placement_count (p, BASE, BASE + 700 * PAGE, per_node, 2, NULL, &error));
+  g_assert_true (vt_placement_count (p, BASE + 700 * PAGE, BASE + 4 * 512 * PAGE, per_node, 2,
+                                     NULL, &error));
+  g_assert_true (vt_placement_count (p, BASE + 4 * 512 * PAGE, BASE + (N - 1) * PAGE, per_node, 2,
+                                     NULL, &error));
+  static const int want[] = { 0, 1, -1, -1 };
+  g_assert_cmpuint (seen.n, ==, G_N_ELEMENTS (want));
+  for (guint i = 0; i < seen.n; i++) {
+    g_assert_cmpuint (seen.start[i], ==, BASE + i * 512 * PAGE);
+    g_assert_cmpint (seen.node[i], ==, want[i]);
+  }
+  /* A count that skips a piece's first pages notes nothing of it. */
+  seen.n = 0;
+  g_assert_true (vt_placement_count (p, BASE + PAGE, BASE + 512 * PAGE, per_node, 2, NULL, &error));
+  g_assert_cmpuint (seen.n, ==, 0);
+  drop_tree (root);
+}
+
 /* kpageflags of the fake tree: `flags` at `pfn`. */
 static void
 put_page_flags (const char *root, guint64 pfn, guint64 flags)
@@ -335,6 +396,44 @@ test_real_kernel (void)
   munmap (mem, n * PAGE);
 }
 
+/* This machine's kernel: of three 2 MiB pieces of ours, one written whole
+ * in 4 KiB pages, one half written, one written whole asked to be huge,
+ * the first and last are noted on the node move_pages finds their first
+ * page on, the half one as on none. */
+static void
+test_real_kernel_pieces (void)
+{
+  if (!real_kernel_usable ())
+    return;
+  const gsize huge = 2u << 20, len = 4 * huge;
+  char *map = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_assert_true (map != MAP_FAILED);
+  char *mem = (char *) (((guintptr) map + huge - 1) & ~(guintptr) (huge - 1));
+  madvise (mem, 2 * huge, MADV_NOHUGEPAGE);
+  madvise (mem + 2 * huge, huge, MADV_HUGEPAGE);
+  memset (mem, 1, huge);
+  memset (mem + huge, 1, huge / 2);
+  memset (mem + 2 * huge, 1, huge);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VtPfnNodes) pfns = vt_pfn_nodes_read (&error);
+  g_assert_no_error (error);
+  g_autoptr (VtPlacement) p = vt_placement_open (getpid (), pfns, &error);
+  Pieces seen = { 0 };
+  vt_placement_note_pieces (p, on_piece, &seen);
+  guint64 per_node[64] = { 0 };
+  guint64 start = (guint64) (guintptr) mem;
+  g_assert_true (vt_placement_count (p, start, start + 3 * huge, per_node, 64, NULL, &error));
+  g_assert_cmpuint (seen.n, ==, 3);
+  for (guint i = 0; i < 3; i++) {
+    guint64 page = start + i * huge;
+    int node = -1;
+    g_assert_true (vt_migrate_query_nodes (getpid (), &page, 1, &node, &error));
+    g_assert_cmpuint (seen.start[i], ==, start + i * huge);
+    g_assert_cmpint (seen.node[i], ==, i == 1 ? -1 : node);
+  }
+  munmap (map, len);
+}
+
 /* The huge zero page too: a huge-page-aligned 2 MiB asked to be huge and
  * only read maps it (THP "always" or "madvise" with use_zero_page, as on
  * Debian); it is nobody's, by both methods. */
@@ -422,6 +521,8 @@ main (int argc, char **argv)
   g_test_add_func ("/placement/real-kernel", test_real_kernel);
   g_test_add_func ("/placement/real-kernel-huge-zero", test_real_kernel_huge_zero);
   g_test_add_func ("/placement/shared-pages-collected", test_shared_pages_collected);
+  g_test_add_func ("/placement/whole-pieces-noted", test_whole_pieces_noted);
+  g_test_add_func ("/placement/real-kernel-pieces", test_real_kernel_pieces);
   g_test_add_func ("/placement/real-kernel-shared", test_real_kernel_shared);
   return g_test_run ();
 }
