@@ -60,6 +60,7 @@ vt_config_new_defaults (void)
   c->demote_min_age = 25;
   c->cold_max_pct = 5;
   c->cooldown_s = 30;
+  c->residency_refresh_rounds = 1;
   c->policy_file = g_strdup ("/var/lib/vtier/policies.conf");
   c->vm_policies = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   return c;
@@ -150,6 +151,7 @@ static const Option options[] = {
   OPT ("tiering", "demote-min-age", OPT_UINT, demote_min_age, 0, 100000),
   OPT ("tiering", "cold-threshold", OPT_UINT, cold_max_pct, 0, 100),
   OPT ("tiering", "cooldown", OPT_UINT, cooldown_s, 0, 86400),
+  OPT ("tiering", "residency-refresh-rounds", OPT_UINT, residency_refresh_rounds, 1, 1000),
   OPT_RESTART ("tiering", "policy-file", OPT_STRING, policy_file, 0, 0),
   OPT ("metrics", "listen", OPT_STRING, metrics_listen, 0, 0),
   OPT ("metrics", "textfile", OPT_STRING, metrics_textfile, 0, 0),

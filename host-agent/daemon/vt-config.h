@@ -47,6 +47,7 @@ typedef struct {
   guint promote_min_age, demote_min_age;
   guint cold_max_pct;
   guint cooldown_s;
+  guint residency_refresh_rounds;
   char *policy_file; /* where live policy changes persist */
   /* [metrics] */
   char *metrics_listen; /* HOST:PORT of the scrape endpoint; NULL: none */

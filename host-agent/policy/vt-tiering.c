@@ -10,6 +10,7 @@
 #include "migration/vt-placement.h"
 #include "policy/vt-move-rates.h"
 #include "policy/vt-move-units.h"
+#include "policy/vt-residency-cache.h"
 #include "policy/vt-tiers.h"
 
 #define HUGE_PAGE (2ull << 20) /* pieces of regions move in whole huge pages */
@@ -61,6 +62,7 @@ typedef struct {
   /* its jobs of the last round: did any page move, did any fail? */
   guint jobs, jobs_moved, jobs_failed;
   GArray *retries; /* Retry: promotions the kernel found busy */
+  VtResidencyCache *residency; /* or NULL until its first measurement */
   VtUnmovable *unmovable; /* ranges the kernel would not move, held out of plans */
   /* hugetlbfs exchange: bytes its demotions this round gave back to the
    * top node's pool, which its promotions queued behind them may take */
@@ -178,6 +180,7 @@ vm_state_free (VmState *s)
   g_array_unref (s->cooldowns);
   g_array_unref (s->retries);
   vt_unmovable_free (s->unmovable);
+  vt_residency_cache_free (s->residency);
   g_hash_table_unref (s->warm_rounds);
   g_free (s);
 }
@@ -231,25 +234,37 @@ page_class_of (const VtTieringInput *in, const guint64 *per_class)
 /* Each region's bytes on the top and the slow tiers, page by page
  * (`pfns` NULL: move_pages queries), the node of most of each and its
  * page class; fills the VM's figures in `st`, and `shared` with the pages
- * another process maps too (by pagemap only). FALSE when its process is
+ * another process maps too (by pagemap only). A region not accessed in
+ * the last aggregation counts from `cache` (or NULL) where it can: no
+ * page faulted in, and pieces kept are whole. FALSE when its process is
  * gone or unreadable. */
 static gboolean
 measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *pfns, Place *place,
-         VtTieringStats *st, GArray *shared)
+         VtTieringStats *st, GArray *shared, VtResidencyCache *cache)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (VtPlacement) reader = vt_placement_open (in->process.pid, pfns, &error);
   if (reader)
     vt_placement_collect_shared (reader, shared);
+  if (reader && cache) {
+    vt_placement_note_pieces (reader, vt_residency_cache_note, cache);
+    vt_residency_cache_next_round (cache);
+  }
   guint n_nodes = tiers->nodes->len;
   g_autofree guint64 *per_node = g_new (guint64, MAX (n_nodes, 1));
   guint64 per_class[VT_PAGE_CLASSES];
+  guint64 kept = 0;
   st->top_bytes = st->slow_bytes = st->hot_top = st->hot_slow = 0;
   for (guint r = 0; reader && r < in->n_regions; r++) {
+    const VtRegion *region = &in->regions[r];
     memset (per_node, 0, n_nodes * sizeof *per_node);
     memset (per_class, 0, sizeof per_class);
-    if (!vt_placement_count (reader, in->regions[r].start, in->regions[r].end, per_node, n_nodes,
-                             per_class, &error))
+    if (cache && region->nr_accesses == 0 &&
+        vt_residency_cache_count (cache, region->start, region->end, per_node, n_nodes,
+                                  per_class))
+      kept += region->end - region->start;
+    else if (!vt_placement_count (reader, region->start, region->end, per_node, n_nodes,
+                                  per_class, &error))
       break;
     place[r] = (Place) { .page_class = page_class_of (in, per_class) };
     guint64 most_top = 0, most_slow = 0;
@@ -278,7 +293,23 @@ measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *p
     memset (place, 0, in->n_regions * sizeof *place);
     return FALSE;
   }
+  if (cache)
+    g_debug ("tiering %s: residency of %" G_GUINT64_FORMAT " MiB kept, the rest read", in->name,
+             kept >> 20);
   return TRUE;
+}
+
+/* The VM's cache of its placement, as the config asks; NULL when none
+ * (every page read every round), and for a VM whose pages the kernel
+ * moves (they move with no job of ours to say so). */
+static VtResidencyCache *
+residency_cache (VtTiering *t, VmState *s, const VtTieringInput *in)
+{
+  if (t->config.residency_refresh_rounds <= 1 || in->kernel_moves)
+    return NULL;
+  if (!s->residency)
+    s->residency = vt_residency_cache_new (t->config.residency_refresh_rounds);
+  return s->residency;
 }
 
 /* Pages another process maps too, as a measurement found them, held out
@@ -626,6 +657,8 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
   VmState *s = g_hash_table_lookup (t->vms, job->key);
   if (s)
     s->stats.moving_up = s->stats.moving_down = 0;
+  if (s && s->residency)
+    vt_residency_cache_drop (s->residency, job->start, job->end);
   if (!st) {
     /* The VM went away, or its cpuset forbids the node: next job. */
     g_debug ("tiering: moving 0x%" G_GINT64_MODIFIER "x-0x%" G_GINT64_MODIFIER "x: %s",
@@ -1463,7 +1496,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     g_autoptr (GArray) shared = g_array_new (FALSE, FALSE, sizeof (VtNodeSpan));
     {
       VT_CPU_PART (VT_CPU_PART_RESIDENCY);
-      v->measured = measure (in, tiers, pfns, v->place, v->st, shared);
+      v->measured = measure (in, tiers, pfns, v->place, v->st, shared,
+                             residency_cache (t, vm_state (t, in->key), in));
     }
     if (v->measured)
       hold_shared (unmovable, tiers, shared);
@@ -1853,6 +1887,13 @@ void
 vt_tiering_set_config (VtTiering *t, const VtTieringConfig *config)
 {
   gboolean new_interval = config->interval_ms != t->config.interval_ms;
+  if (config->residency_refresh_rounds != t->config.residency_refresh_rounds) {
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init (&it, t->vms);
+    while (g_hash_table_iter_next (&it, NULL, &value))
+      g_clear_pointer (&((VmState *) value)->residency, vt_residency_cache_free);
+  }
   t->config = *config;
   refill (t); /* the allowances within the new caps now */
   if (new_interval) {

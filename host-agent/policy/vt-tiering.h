@@ -54,6 +54,9 @@ typedef struct {
   guint demote_min_age;         /* aggregations cold before demotion */
   guint cold_max_pct;           /* nr_accesses at most this % of the max: cold */
   guint cooldown_s;             /* a moved range stays put this long */
+  /* rounds a VM's cold memory whole on one node goes between reads of its
+   * placement (vt-residency-cache.h); 0 or 1: every page every round */
+  guint residency_refresh_rounds;
 } VtTieringConfig;
 
 /* What the engine needs of a VM, each round (valid during the call only). */
