@@ -193,11 +193,12 @@ def _mib(b):
     return round(b / 2**20, 1)
 
 
-def run_case(case, title=None, kill_mid_migration=False):
+def run_case(case, title=None, kill_mid_migration=False, settings=()):
     """Runs one case in L1; exits through testbed.finish(). kill_mid_migration:
     at the end, the first busy VM is sent down whole (slow-only) and its QEMU
     SIGKILLed while its memory moves; vtierd must go on, drop it, and keep
-    the others intact."""
+    the others intact. settings: vtierd.conf keys besides its defaults, as
+    SECTION.KEY=VALUE (a setting tried on the matrix before it is one)."""
     import testbed
     from testbed import figure, fraction_on
 
@@ -361,7 +362,13 @@ def run_case(case, title=None, kill_mid_migration=False):
 
     # ---- vtierd ------------------------------------------------------------
     movers_before = kernel_movers()
-    vtierd = testbed.Vtierd(f"[discovery]\nlibvirt={'true' if libvirt else 'false'}\n").start()
+    extra = ""
+    for setting in settings:
+        key, _, value = setting.partition("=")
+        section, _, key = key.partition(".")
+        extra += f"[{section}]\n{key}={value}\n"
+    vtierd = testbed.Vtierd(f"[discovery]\nlibvirt={'true' if libvirt else 'false'}\n"
+                            + extra).start()
     vtierd_threads = testbed.ThreadStates(vtierd.proc.pid)
 
     def listing():
