@@ -44,7 +44,7 @@ wanted_free (gpointer data)
 static gboolean
 write_wanted (VtDamonCommits *c, const char *slot_dir, Wanted **taken, GError **error)
 {
-  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&c->lock);
+  g_autoptr (GMutexLocker) locker G_GNUC_UNUSED = g_mutex_locker_new (&c->lock);
   gpointer key;
   if (!g_hash_table_steal_extended (c->wanted, slot_dir, &key, (gpointer *) taken))
     return FALSE;

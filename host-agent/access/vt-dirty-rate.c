@@ -135,7 +135,7 @@ static void
 on_calc (GObject *source, GAsyncResult *res, gpointer data)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (JsonNode) reply = finish (source, res, &error);
+  g_autoptr (JsonNode) reply G_GNUC_UNUSED = finish (source, res, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
   VtDirtyRatePoller *p = data;

@@ -208,7 +208,7 @@ vt_qmp_libvirt_close (VtQmp *qmp)
   VtQmpLibvirt *self = VT_QMP_LIBVIRT (qmp);
   if (self->closed)
     return;
-  g_autoptr (VtQmpLibvirt) hold = g_object_ref (self);
+  g_autoptr (VtQmpLibvirt) hold G_GNUC_UNUSED = g_object_ref (self);
   self->closed = TRUE;
   while (self->calls != NULL)
     call_complete (self->calls->data, NULL,

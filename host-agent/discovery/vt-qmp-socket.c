@@ -188,7 +188,7 @@ on_socket_writable (GSocket *socket, GIOCondition condition, gpointer data)
   if (sent < 0) {
     if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
       return G_SOURCE_CONTINUE;
-    g_autoptr (VtQmpSocket) hold = g_object_ref (self);
+    g_autoptr (VtQmpSocket) hold G_GNUC_UNUSED = g_object_ref (self);
     close_with_error (self, g_error_new (VT_ERROR, VT_ERROR_GONE, "%s: cannot send: %s",
                                          self->monitor, error->message));
     return G_SOURCE_REMOVE;
@@ -272,7 +272,7 @@ on_capabilities_done (GObject *source, GAsyncResult *result, gpointer user_data)
   (void) user_data;
   VtQmpSocket *self = VT_QMP_SOCKET (source);
   GError *error = NULL;
-  g_autoptr (JsonNode) reply = g_task_propagate_pointer (G_TASK (result), &error);
+  g_autoptr (JsonNode) reply G_GNUC_UNUSED = g_task_propagate_pointer (G_TASK (result), &error);
   connect_complete (self, error);
 }
 
@@ -459,7 +459,7 @@ close_with_error (VtQmpSocket *self, GError *reason)
     g_error_free (reason);
     return;
   }
-  g_autoptr (VtQmpSocket) hold = g_object_ref (self);
+  g_autoptr (VtQmpSocket) hold G_GNUC_UNUSED = g_object_ref (self);
   gboolean was_ready = self->state == STATE_READY;
   self->state = STATE_CLOSED;
   self->closed_reason = reason;
