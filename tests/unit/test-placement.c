@@ -396,6 +396,17 @@ test_real_kernel (void)
   munmap (mem, n * PAGE);
 }
 
+/* Anonymous memory of ours, `len` bytes mapped at *map (to unmap), its
+ * first 2 MiB boundary returned: len less up to 2 MiB of room after it. */
+static char *
+map_huge_aligned (gsize len, char **map)
+{
+  const gsize huge = 2u << 20;
+  *map = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_assert_true (*map != MAP_FAILED);
+  return (char *) (((guintptr) *map + huge - 1) & ~(guintptr) (huge - 1));
+}
+
 /* This machine's kernel: of three 2 MiB pieces of ours, one written whole
  * in 4 KiB pages, one half written, one written whole asked to be huge,
  * the first and last are noted on the node move_pages finds their first
@@ -406,9 +417,7 @@ test_real_kernel_pieces (void)
   if (!real_kernel_usable ())
     return;
   const gsize huge = 2u << 20, len = 4 * huge;
-  char *map = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  g_assert_true (map != MAP_FAILED);
-  char *mem = (char *) (((guintptr) map + huge - 1) & ~(guintptr) (huge - 1));
+  char *map, *mem = map_huge_aligned (len, &map);
   madvise (mem, 2 * huge, MADV_NOHUGEPAGE);
   madvise (mem + 2 * huge, huge, MADV_HUGEPAGE);
   memset (mem, 1, huge);
@@ -443,9 +452,7 @@ test_real_kernel_huge_zero (void)
   if (!real_kernel_usable ())
     return;
   const gsize huge = 2u << 20, len = 3 * huge;
-  char *map = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  g_assert_true (map != MAP_FAILED);
-  char *mem = (char *) (((guintptr) map + huge - 1) & ~(guintptr) (huge - 1));
+  char *map, *mem = map_huge_aligned (len, &map);
   madvise (mem, 2 * huge, MADV_HUGEPAGE);
   volatile char sink = mem[0]; /* the huge zero page, when THP gives one */
   (void) sink;
