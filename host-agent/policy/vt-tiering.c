@@ -1035,20 +1035,47 @@ note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
   s->warm_rounds = now;
 }
 
-/* A VM's warm memory on slow nodes (warm_floor, below the hot threshold,
- * in WARM_HOLD_ROUNDS of the last rounds, and for promote-min-age
- * aggregations). */
-static guint64
-warm_slow_bytes (const VtTieringConfig *c, const VtTieringInput *in, const Place *place)
+/* What a VM's regions' heat, as its chunks held it (note_warmth), says of
+ * its memory, in one walk. */
+typedef struct {
+  /* its warm memory on slow nodes: warm_floor, below the hot threshold,
+   * in WARM_HOLD_ROUNDS of the last rounds, and for promote-min-age
+   * aggregations */
+  guint64 warm_slow;
+  /* its memory on slow nodes accessed at all lately (touched_held), of
+   * regions old enough to promote */
+  guint64 touched_slow;
+  /* its hot memory that stays so (hot and hot_held) on the top tier, and
+   * its memory on slow nodes that reads hot now without being held so:
+   * hot in passing (a scan's sweep, a thin hot set's flicker) */
+  guint64 held_top, passing_slow;
+  /* its regions held warm or hotter (hot_held), wherever they are */
+  guint64 held;
+} HeatSummary;
+
+static void
+heat_summary (const VtTieringConfig *c, const VtTieringInput *in, const Place *place,
+              HeatSummary *h)
 {
-  guint64 bytes = 0;
+  *h = (HeatSummary) { 0 };
   for (guint i = 0; i < in->n_regions; i++) {
     const VtRegion *r = &in->regions[i];
-    if (r->nr_accesses >= warm_floor (in) && r->nr_accesses < in->hot_threshold &&
-        r->age >= c->promote_min_age && place[i].warm_held)
-      bytes += place[i].slow;
+    const Place *pl = &place[i];
+    gboolean old_enough = r->age >= c->promote_min_age;
+    if (r->nr_accesses >= warm_floor (in) && r->nr_accesses < in->hot_threshold && old_enough &&
+        pl->warm_held)
+      h->warm_slow += pl->slow;
+    if (pl->touched_held && old_enough)
+      h->touched_slow += pl->slow;
+    if (r->nr_accesses >= in->hot_threshold) {
+      if (pl->hot_held)
+        h->held_top += pl->top;
+      else
+        h->passing_slow += pl->slow;
+    }
+    if (pl->hot_held)
+      h->held += r->end - r->start;
   }
-  return bytes;
 }
 
 /* A VM's demand (its hot bytes over the last seconds, vt-tracker.h), less
@@ -1061,42 +1088,9 @@ warm_slow_bytes (const VtTieringConfig *c, const VtTieringInput *in, const Place
  * of 85-98 MiB, and that share of DRAM, while three busy VMs' hot sets did
  * not fit. */
 static guint64
-demand_held (const VtTieringInput *in, const Place *place)
+demand_held (const VtTieringInput *in, const HeatSummary *h)
 {
-  guint64 held = 0;
-  for (guint i = 0; i < in->n_regions; i++)
-    if (place[i].hot_held)
-      held += in->regions[i].end - in->regions[i].start;
-  return MIN (in->demand, held);
-}
-
-/* A VM's memory on slow nodes accessed at all lately (touched_held), of
- * regions old enough to promote. */
-static guint64
-touched_slow_bytes (const VtTieringConfig *c, const VtTieringInput *in, const Place *place)
-{
-  guint64 bytes = 0;
-  for (guint i = 0; i < in->n_regions; i++)
-    if (place[i].touched_held && in->regions[i].age >= c->promote_min_age)
-      bytes += place[i].slow;
-  return bytes;
-}
-
-/* A VM's hot memory that stays so (hot and hot_held) on the top tier, and
- * its memory on slow nodes that reads hot now without being held so: hot
- * in passing (a scan's sweep, a thin hot set's flicker). */
-static void
-heat_held (const VtTieringInput *in, const Place *place, guint64 *held_top, guint64 *passing_slow)
-{
-  *held_top = *passing_slow = 0;
-  for (guint i = 0; i < in->n_regions; i++) {
-    if (in->regions[i].nr_accesses < in->hot_threshold)
-      continue;
-    if (place[i].hot_held)
-      *held_top += place[i].top;
-    else
-      *passing_slow += place[i].slow;
-  }
+  return MIN (in->demand, h->held);
 }
 
 /* Whether a VM's hot set is spread thin over its memory (a guest allocator
@@ -1147,7 +1141,7 @@ typedef struct {
   PlanResult up, down, swap_up, swap_down, warm, thin;
   guint64 warm_slow;       /* warm memory (accessed, not hot) on slow nodes */
   guint64 thin_slow;       /* of a spread_thin VM, touched memory on slow nodes */
-  guint64 held_top, passing_slow; /* see heat_held */
+  guint64 held_top, passing_slow; /* see HeatSummary */
   gboolean *taken_up;      /* regions its promotions took, hot then warm */
   guint64 imbalance;       /* how far from its target, for the order */
 } VmRound;
@@ -1514,7 +1508,9 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     /* A VM's share is for its hot memory: promotion fills it up to the
      * target with hot regions, whatever cold memory of it also sits in
      * the top tier. */
-    guint64 demand = v->measured && in->mode == VT_TIER_MODE_AUTO ? demand_held (in, v->place)
+    HeatSummary heat;
+    heat_summary (c, in, v->place, &heat);
+    guint64 demand = v->measured && in->mode == VT_TIER_MODE_AUTO ? demand_held (in, &heat)
                                                                    : in->demand;
     req[i] = (VtShareRequest) { in->weight, in->min, in->max, in->mode, in->size, demand,
                                 v->current };
@@ -1528,10 +1524,10 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     g_ptr_array_add (owned, v->taken_up);
     gboolean by_heat = v->measured && in->mode == VT_TIER_MODE_AUTO && v->top_node >= 0 &&
                        !in->kernel_moves;
-    v->warm_slow = by_heat ? warm_slow_bytes (c, in, v->place) : 0;
-    heat_held (in, v->place, &v->held_top, &v->passing_slow);
+    v->warm_slow = by_heat ? heat.warm_slow : 0;
+    v->held_top = heat.held_top, v->passing_slow = heat.passing_slow;
     v->thin_slow = by_heat && spread_thin (vm_state (t, in->key), v->held_top)
-                     ? touched_slow_bytes (c, in, v->place) : 0;
+                     ? heat.touched_slow : 0;
   }
   /* An operator's change of a VM's weight, min, max or mode moves every
    * share: the cooldowns, there against noise, would hold the memory that
