@@ -1744,9 +1744,17 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   fill_spare (t, up_order, PROMOTE_WARM, hot_waits ? 0 : promote_room, budget, &promote_room,
               promotes);
   /* Last, what a VM whose hot set is spread thin has on slow nodes and
-   * touched lately, into what spare room is left. */
-  fill_spare (t, up_order, PROMOTE_TOUCHED, hot_waits ? 0 : promote_room, budget, &promote_room,
-              promotes);
+   * touched lately, into what spare room is left above the high watermark,
+   * and none while demotions make room: the band between the watermarks
+   * is for hot memory to come up into without a demotion. Filled down to
+   * the reserve, each few MiB of a neighbour's hot memory started one, and
+   * what it freed the fill took again (bench, one CPU: free memory stuck
+   * at the reserve, demoting in 40 of 95 rounds, 2179 MiB migrated where
+   * 320 MiB of hot memory had to come up). */
+  guint64 band = refill > keep_free ? refill - keep_free : 0;
+  guint64 touched_spare = t->demoting || hot_waits || promote_room <= band ? 0
+                                                                           : promote_room - band;
+  fill_spare (t, up_order, PROMOTE_TOUCHED, touched_spare, budget, &promote_room, promotes);
   /* A VM with hot memory on a slow node that moves neither way above (at
    * or over its share, or no room) swaps it with its own colder top-tier
    * memory, at most half the round's budget each way. */

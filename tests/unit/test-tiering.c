@@ -977,6 +977,44 @@ test_filled_room_goes_first (void)
   drop_host ();
 }
 
+/* A fill keeps out of the band between the watermarks: VM a's thin hot
+ * set takes only the room above the high watermark, so a few MiB of VM
+ * b's memory turning hot later come up into the band, and nothing goes
+ * down for them. (Filled down to the reserve, b's 256 pages set demotions
+ * going, and they took a's touched memory down, which the fill then
+ * brought up again, round after round.) */
+static void
+test_fill_leaves_the_band (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = p < 2048 ? 0 : 1;
+    placement[1][p] = p < 768 ? 0 : 1;
+  }
+  /* Free: the high watermark (819 pages) and 512 more. */
+  node_used_other[0] = NODE_PAGES - 2048 - 768 - (819 + 512);
+  make_host ();
+  World w;
+  world_init (&w, 2, 2);
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  for (guint round = 0; round < 40; round++) {
+    w.regions[0][2].nr_accesses = thin_heat (round);
+    w.regions[1][0].nr_accesses = round < 24 ? 0 : 40; /* b: 256 of these pages on node1 */
+    w.regions[1][1].nr_accesses = 0;
+    run_rounds (t, 1);
+    if (round == 23) {
+      guint filled = count (0, 2048, 1024, 0);
+      g_assert_cmpuint (filled, >, 0);
+      g_assert_cmpuint (filled, <=, 512); /* the room above the high watermark */
+    }
+  }
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024); /* b's hot memory came up */
+  const VtTieringStats *a = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  const VtTieringStats *b = vt_tiering_stats (t, GUINT_TO_POINTER (2));
+  g_assert_cmpuint (a->demoted + b->demoted, ==, 0); /* and nothing went down for it */
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
 /* An idle VM's checksum pass: its four regions read hot one after the
  * other, each once in six rounds, half of them in DRAM. What it holds
  * there reads hot at times and its slow memory hot in passing, yet none
@@ -1955,6 +1993,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/scan-is-not-thin", test_scan_is_not_thin);
   g_test_add_func ("/tiering/hot-set-edge-is-not-thin", test_hot_set_edge_is_not_thin);
   g_test_add_func ("/tiering/filled-room-goes-first", test_filled_room_goes_first);
+  g_test_add_func ("/tiering/fill-leaves-the-band", test_fill_leaves_the_band);
   g_test_add_func ("/tiering/passing-scan-stays-down", test_passing_scan_stays_down);
   g_test_add_func ("/tiering/interleave-places-by-ratio", test_interleave_places_by_ratio);
   g_test_add_func ("/tiering/interleave-waits-for-room", test_interleave_waits_for_room);
