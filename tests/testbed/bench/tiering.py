@@ -620,10 +620,6 @@ def boot_guests(guests):
         guests[-1].wait_ready()
 
 
-def migratepages(pid, src, dst):
-    subprocess.run(["migratepages", str(pid), str(src), str(dst)], check=False)
-
-
 def reset_placement(guests):
     """Every run's start: all of the apps on node1, then the idle VM's
     memory on node0 as far as it fits (as when it was booted first). Only
@@ -631,8 +627,8 @@ def reset_placement(guests):
     node1 and back as well moved ~1.1 GiB more, most of the 100-157 s a
     run's reset took on the emulated host with one CPU."""
     for g in guests[1:]:
-        migratepages(g.pid, 0, 1)
-    migratepages(guests[0].pid, 1, 0)
+        testbed.migratepages(g.pid, 0, 1)
+    testbed.migratepages(guests[0].pid, 1, 0)
 
 
 def move_rate_mib_s():
@@ -649,7 +645,7 @@ def move_rate_mib_s():
         if p.stdout.readline().strip() != "ready":
             raise RuntimeError("the move-rate probe did not start")
         t = time.monotonic()
-        migratepages(p.pid, 1, 0)
+        testbed.migratepages(p.pid, 1, 0)
         return 128 / max(time.monotonic() - t, 1e-3)
     finally:
         p.kill()
@@ -722,7 +718,7 @@ def main():
     for case, name, i in todo:
         if case == "contended" and extra is None:
             for g in guests:
-                migratepages(g.pid, 0, 1)
+                testbed.migratepages(g.pid, 0, 1)
             extra = testbed.hold_node0(DRAM_CONTENDED_MIB)
         elif case != "contended" and extra is not None:
             extra.kill(), extra.wait()

@@ -274,7 +274,7 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
         # for the split cases below.
         full = free0("with DRAM full")
         for g in busy:
-            subprocess.run(["migratepages", str(g.pid), "0", "1"], check=False)
+            testbed.migratepages(g.pid, 0, 1)
         free0("after the moves")
         testbed.hold_dram(full + 8)
     else:

@@ -283,6 +283,13 @@ def hold_node0(mib):
     return p
 
 
+def migratepages(pid, src, dst):
+    """Moves process `pid`'s pages on node `src` to node `dst` (numactl's
+    migratepages: the kernel's migrate_pages(2)); what it cannot move
+    stays, as a set-up step here only ever needs most of it moved."""
+    subprocess.run(["migratepages", str(pid), str(src), str(dst)], check=False)
+
+
 def hold_dram(leave_mib):
     """Makes the DRAM node smaller, as other host processes would: a process
     bound to node0 holds (mlocked) all of node0's free memory but
