@@ -30,7 +30,9 @@ runs for --measure seconds.
 Figures per policy, placement measured by the testbed's probe (not by any
 policy): each app's hot-set residency on node0 over time, time until 90% of
 both apps' hot pages are on node0, bytes migrated (/proc/vmstat
-pgmigrate_success), CPU seconds of the tiering machinery, user and system
+pgmigrate_success) over the fewest any policy must move (must_move_mib:
+the hot bytes that have to come up, and the idle VM's memory that has to
+go down to make room for them), CPU seconds of the tiering machinery, user and system
 apart, per part: vtierd's main loop (tracking, regions, policy; and by
 its own count, vtier_main_loop_cpu_seconds_total, how much of it went to
 heat, residency, planning and the rest), its worker threads (move_pages: the copying is system time) and its kdamonds; the
@@ -676,7 +678,17 @@ def run_path(case, name, i):
     return os.path.join(RUNS_DIR, f"{case}.{name}.{i}.json")
 
 
-def one_run(case, name, i, guests, rate):
+def must_move_mib(off_mib, on_node0_mib, idle_hot_mib, dram_mib, free_mib):
+    """The fewest MiB any policy moves to reach the best placement: the
+    apps' hot bytes off node0 that fit in the DRAM the guests have (less
+    the idle VM's hot set and what is up already), and, beyond node0's free
+    memory at the start, as much of the idle VM's memory going down to make
+    room for them."""
+    up = min(off_mib, max(0.0, dram_mib - idle_hot_mib - on_node0_mib))
+    return up + max(0.0, up - free_mib)
+
+
+def one_run(case, name, i, guests, rate, dram_mib):
     apps = guests[1:]
     demands = [len(g.hvas("hot")) * 4096 / 2**20 for g in apps]
     t0 = time.monotonic()
@@ -688,6 +700,9 @@ def one_run(case, name, i, guests, rate):
     void_if_unseen(apps, "start")
     t1 = time.monotonic()
     off_mib = sum((1 - f) * d for f, d in zip(start, demands))
+    needed_mib = must_move_mib(off_mib, sum(f * d for f, d in zip(start, demands)),
+                               len(guests[0].hvas("hot")) * 4096 / 2**20, dram_mib,
+                               testbed.node_free_mib(0))
     r = run_policy(name, guests, apps, demands, start)
     t2 = time.monotonic()
     void_if_unseen(apps, "end")
@@ -697,8 +712,9 @@ def one_run(case, name, i, guests, rate):
                      "policy": round(t2 - t1, 1), "end_checks": round(time.monotonic() - t2, 1)}
     r.update({"case": case, "run": i, "kernel": os.uname().release, "app_hot_mib": demands,
               "move_rate_mib_s": round(rate, 1), "move_bound_s": round(off_mib / rate, 1),
-              "hot_off_node0_mib": round(off_mib, 1),
-              "migrated_over_needed": round(r["migrated_mib"] / off_mib, 2) if off_mib else None})
+              "hot_off_node0_mib": round(off_mib, 1), "needed_mib": round(needed_mib, 1),
+              "migrated_over_needed": round(r["migrated_mib"] / needed_mib, 2) if needed_mib else None,
+              "migrated_over_hot_off": round(r["migrated_mib"] / off_mib, 2) if off_mib else None})
     return r
 
 
@@ -732,8 +748,9 @@ def main():
                         g.stop()
                     guests = []
                     boot_guests(guests)
-                r = one_run(case, name, i, guests, rate)
-                r["dram_for_guests_mib"] = free0 - held - (DRAM_CONTENDED_MIB if extra else 0)
+                dram_mib = free0 - held - (DRAM_CONTENDED_MIB if extra else 0)
+                r = one_run(case, name, i, guests, rate, dram_mib)
+                r["dram_for_guests_mib"] = dram_mib
                 r["corrupt_lines"] = len(corrupt) + sum(
                     1 for g in guests for ln in g.workload_lines() if "CORRUPT" in ln)
                 with open(run_path(case, name, i), "w") as f:
