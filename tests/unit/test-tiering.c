@@ -1015,6 +1015,37 @@ test_fill_leaves_the_band (void)
   drop_host ();
 }
 
+/* Demoting ends once nothing is left to give: VM a, above its share,
+ * starts below the reserve with only 256 pages of cold memory in DRAM,
+ * which go down, short of the high watermark. Its region 2 then turns
+ * cold, with the free memory above the reserve and nobody waiting: it
+ * stays in DRAM until the room is wanted. (Demoting until the high
+ * watermark, out of reach, took it down too.) */
+static void
+test_demoting_ends_when_nothing_is_left (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = p >= 1024 && p < 1792 ? 1 : 0; /* region 1: 256 pages in DRAM */
+    placement[1][p] = 1;
+  }
+  /* Free: 300 pages, below the reserve (the low watermark, 410). */
+  node_used_other[0] = NODE_PAGES - (PAGES - 768) - 300;
+  make_host ();
+  World w;
+  world_init (&w, 1, 1);
+  w.regions[0][2].nr_accesses = 3; /* warm: no cold memory to give */
+  w.regions[0][3].nr_accesses = 3;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 15);
+  g_assert_cmpuint (count (0, 1024, 1024, 1), ==, 1024); /* the cold 256 pages went down */
+  g_assert_cmpuint (count (0, 2048, 2048, 0), ==, 2048);
+  w.regions[0][2].nr_accesses = 0; /* cold now, nobody waiting */
+  run_rounds (t, 20);
+  g_assert_cmpuint (count (0, 2048, 1024, 0), ==, 1024); /* it stays until room is wanted */
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
 /* An idle VM's checksum pass: its four regions read hot one after the
  * other, each once in six rounds, half of them in DRAM. What it holds
  * there reads hot at times and its slow memory hot in passing, yet none
@@ -1994,6 +2025,8 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/hot-set-edge-is-not-thin", test_hot_set_edge_is_not_thin);
   g_test_add_func ("/tiering/filled-room-goes-first", test_filled_room_goes_first);
   g_test_add_func ("/tiering/fill-leaves-the-band", test_fill_leaves_the_band);
+  g_test_add_func ("/tiering/demoting-ends-when-nothing-is-left",
+                   test_demoting_ends_when_nothing_is_left);
   g_test_add_func ("/tiering/passing-scan-stays-down", test_passing_scan_stays_down);
   g_test_add_func ("/tiering/interleave-places-by-ratio", test_interleave_places_by_ratio);
   g_test_add_func ("/tiering/interleave-waits-for-room", test_interleave_waits_for_room);
