@@ -41,7 +41,9 @@ balancing's hinting faults run in the guests' own threads and are counted,
 not timed), and the fairness error: how far each app's top-tier hot
 bytes are from its weighted (1:1) max-min share of what the two apps got of
 DRAM together, over their demands (the hot sets), averaged over the run's
-last --settle seconds: 0 when the policy divides what it gives fairly. A run
+last --settle seconds: 0 when the policy divides what it gives fairly. For
+vtierd rows, its belief too: the share of the apps' hot pages that lie in
+the regions it reads hot (seen_hot, the same last seconds). A run
 ends at --measure seconds, or earlier once settled (its residency steady
 and nothing much migrated for --settle seconds, after a minute at least):
 CPU then counts what a policy spent until its placement stopped changing,
@@ -436,6 +438,17 @@ class WithVtierd:
         return {line[len(prefix):].split('"')[0]: float(line.rsplit(" ", 1)[1])
                 for line in text.splitlines() if line.startswith(prefix)}
 
+    def seen_hot(self, apps):
+        """vtierd's belief against the probe: the share of each app's hot
+        pages (the probe's truth) that lie in the regions vtierd reads hot
+        (`vtierctl heat`). Hot pages it reads cold are what it would demote
+        as cold and never promote: a hot set its regions see thin."""
+        try:
+            return [round(testbed.fraction_in(self.vtierd.hot_ranges(g.name), g.hvas("hot")), 4)
+                    for g in apps]
+        except (TypeError, KeyError):  # not tracked yet: no heat to read
+            return None
+
     def stop(self):
         self.vtierd.stop()
         # vtierd leaves its kdamonds' slots for its next start; free them.
@@ -575,13 +588,16 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         both = sum(f * p for f, p in zip(fr, pages)) / sum(pages)
         top_mib = [f * p * 4096 / 2**20 for f, p in zip(fr, pages)]
         migrated = vmstat().get("pgmigrate_success", 0) - v0.get("pgmigrate_success", 0)
+        seen = runner.seen_hot(apps) if hasattr(runner, "seen_hot") else None
         samples.append({"t": round(t, 1), "a": round(fr[0], 4), "b": round(fr[1], 4),
                         "both": round(both, 4), "top_mib": [round(x, 1) for x in top_mib],
-                        "migrated_mib": round(migrated * 4096 / 2**20, 1)})
+                        "migrated_mib": round(migrated * 4096 / 2**20, 1), "seen_hot": seen})
         settled_at = settled(samples)
         if when90 is None and both >= 0.9:
             when90 = round(t, 1)
-        print(f"  {name} +{t:.0f} s: a {fr[0]:.1%} b {fr[1]:.1%} of hot pages on node0", flush=True)
+        belief = f" (vtierd reads {seen[0]:.1%} and {seen[1]:.1%} of them hot)" if seen else ""
+        print(f"  {name} +{t:.0f} s: a {fr[0]:.1%} b {fr[1]:.1%} of hot pages on node0{belief}",
+              flush=True)
         for line in (runner.report() if hasattr(runner, "report") else []):
             print(f"    {line}", flush=True)
     cpu_s = sum(u + s for u, s in cpu_parts.values())
@@ -609,6 +625,11 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         "cpu_parts": {k: {"user_s": round(u, 2), "system_s": round(s, 2)} for k, (u, s) in cpu_parts.items()},
         "main_loop_parts_s": loop,
         "fairness_error": round(sum(errors) / 2, 4),
+        # The share of the apps' hot pages vtierd read hot, over the same
+        # last seconds (None: not a vtierd row).
+        "seen_hot": (round(sum(sum(s["seen_hot"]) / 2 for s in last if s["seen_hot"]) /
+                           max(1, sum(1 for s in last if s["seen_hot"])), 4)
+                     if any(s["seen_hot"] for s in last) else None),
         "idle_cold_on_node1": round(idle_cold_node1, 4),
     }
 
