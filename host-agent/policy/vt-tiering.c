@@ -1254,8 +1254,6 @@ plan_exchange (VtTiering *t, VmRound *v, guint64 bytes, guint64 budget, GArray *
   return v->swap_up.planned;
 }
 
-/* ---- mode interleave ---- */
-
 /* What of a VM's hot memory on slow nodes a promotion could take this
  * round: held hot, old enough, movable, and not cooling. Only that is due:
  * hot memory that went down lately (a sweep's trail, demoted under
@@ -1272,6 +1270,8 @@ hot_slow_ready (VtTiering *t, const VmRound *v)
                             FALSE, NULL);
   return dry.eligible - dry.cooling;
 }
+
+/* ---- mode interleave ---- */
 
 /* Its part of the top tier in 64ths: its ratio (or the bandwidths of the
  * nodes it would use, HMAT; 1:1 without figures), as far as its share
@@ -1724,14 +1724,6 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
                        demotes);
     freed += v->down.planned;
   }
-  /* Demoting ends at the refill level, or once no VM above its share has
-   * anything to give and nobody waits: the shares fill the top tier to the
-   * reserve, not to the refill level, so that level may be out of reach.
-   * Left on, every few MiB a VM's heat wandered above its share went down
-   * at once and came back up (bench, one CPU: demoting in 111 of 122
-   * rounds, 0 demotions planned in many of them). */
-  if (t->demoting && freed == 0 && !contended && tiers->top_free >= keep_free)
-    t->demoting = FALSE;
   guint64 promote_room = room + freed;
   g_autoptr (GPtrArray) up_order = by_imbalance (vr, n, TRUE);
   for (guint k = 0; k < up_order->len; k++) {
@@ -1771,17 +1763,9 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   fill_spare (t, up_order, PROMOTE_WARM, hot_waits ? 0 : promote_room, budget, &promote_room,
               promotes);
   /* Last, what a VM whose hot set is spread thin has on slow nodes and
-   * touched lately, into what spare room is left above the high watermark,
-   * and none while demotions make room: the band between the watermarks
-   * is for hot memory to come up into without a demotion. Filled down to
-   * the reserve, each few MiB of a neighbour's hot memory started one, and
-   * what it freed the fill took again (bench, one CPU: free memory stuck
-   * at the reserve, demoting in 40 of 95 rounds, 2179 MiB migrated where
-   * 320 MiB of hot memory had to come up). */
-  guint64 band = refill > keep_free ? refill - keep_free : 0;
-  guint64 touched_spare = t->demoting || hot_waits || promote_room <= band ? 0
-                                                                           : promote_room - band;
-  fill_spare (t, up_order, PROMOTE_TOUCHED, touched_spare, budget, &promote_room, promotes);
+   * touched lately, into what spare room is left. */
+  fill_spare (t, up_order, PROMOTE_TOUCHED, hot_waits ? 0 : promote_room, budget, &promote_room,
+              promotes);
   /* A VM with hot memory on a slow node that moves neither way above (at
    * or over its share, or no room) swaps it with its own colder top-tier
    * memory, at most half the round's budget each way. */

@@ -977,75 +977,6 @@ test_filled_room_goes_first (void)
   drop_host ();
 }
 
-/* A fill keeps out of the band between the watermarks: VM a's thin hot
- * set takes only the room above the high watermark, so a few MiB of VM
- * b's memory turning hot later come up into the band, and nothing goes
- * down for them. (Filled down to the reserve, b's 256 pages set demotions
- * going, and they took a's touched memory down, which the fill then
- * brought up again, round after round.) */
-static void
-test_fill_leaves_the_band (void)
-{
-  for (int p = 0; p < PAGES; p++) {
-    placement[0][p] = p < 2048 ? 0 : 1;
-    placement[1][p] = p < 768 ? 0 : 1;
-  }
-  /* Free: the high watermark (819 pages) and 512 more. */
-  node_used_other[0] = NODE_PAGES - 2048 - 768 - (819 + 512);
-  make_host ();
-  World w;
-  world_init (&w, 2, 2);
-  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
-  for (guint round = 0; round < 40; round++) {
-    w.regions[0][2].nr_accesses = thin_heat (round);
-    w.regions[1][0].nr_accesses = round < 24 ? 0 : 40; /* b: 256 of these pages on node1 */
-    w.regions[1][1].nr_accesses = 0;
-    run_rounds (t, 1);
-    if (round == 23) {
-      guint filled = count (0, 2048, 1024, 0);
-      g_assert_cmpuint (filled, >, 0);
-      g_assert_cmpuint (filled, <=, 512); /* the room above the high watermark */
-    }
-  }
-  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024); /* b's hot memory came up */
-  const VtTieringStats *a = vt_tiering_stats (t, GUINT_TO_POINTER (1));
-  const VtTieringStats *b = vt_tiering_stats (t, GUINT_TO_POINTER (2));
-  g_assert_cmpuint (a->demoted + b->demoted, ==, 0); /* and nothing went down for it */
-  node_used_other[0] = 0;
-  drop_host ();
-}
-
-/* Demoting ends once nothing is left to give: VM a, above its share,
- * starts below the reserve with only 256 pages of cold memory in DRAM,
- * which go down, short of the high watermark. Its region 2 then turns
- * cold, with the free memory above the reserve and nobody waiting: it
- * stays in DRAM until the room is wanted. (Demoting until the high
- * watermark, out of reach, took it down too.) */
-static void
-test_demoting_ends_when_nothing_is_left (void)
-{
-  for (int p = 0; p < PAGES; p++) {
-    placement[0][p] = p >= 1024 && p < 1792 ? 1 : 0; /* region 1: 256 pages in DRAM */
-    placement[1][p] = 1;
-  }
-  /* Free: 300 pages, below the reserve (the low watermark, 410). */
-  node_used_other[0] = NODE_PAGES - (PAGES - 768) - 300;
-  make_host ();
-  World w;
-  world_init (&w, 1, 1);
-  w.regions[0][2].nr_accesses = 3; /* warm: no cold memory to give */
-  w.regions[0][3].nr_accesses = 3;
-  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
-  run_rounds (t, 15);
-  g_assert_cmpuint (count (0, 1024, 1024, 1), ==, 1024); /* the cold 256 pages went down */
-  g_assert_cmpuint (count (0, 2048, 2048, 0), ==, 2048);
-  w.regions[0][2].nr_accesses = 0; /* cold now, nobody waiting */
-  run_rounds (t, 20);
-  g_assert_cmpuint (count (0, 2048, 1024, 0), ==, 1024); /* it stays until room is wanted */
-  node_used_other[0] = 0;
-  drop_host ();
-}
-
 /* Hot memory that cannot come up yet is not due: VM b's warm memory went
  * down for VM a's hot set (under contention, so it cools for 30 s), then
  * turns hot, while a's region 2 turns warm, above a's share. Until b's
@@ -2060,10 +1991,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/scan-is-not-thin", test_scan_is_not_thin);
   g_test_add_func ("/tiering/hot-set-edge-is-not-thin", test_hot_set_edge_is_not_thin);
   g_test_add_func ("/tiering/filled-room-goes-first", test_filled_room_goes_first);
-  g_test_add_func ("/tiering/fill-leaves-the-band", test_fill_leaves_the_band);
   g_test_add_func ("/tiering/cooling-memory-is-not-due", test_cooling_memory_is_not_due);
-  g_test_add_func ("/tiering/demoting-ends-when-nothing-is-left",
-                   test_demoting_ends_when_nothing_is_left);
   g_test_add_func ("/tiering/passing-scan-stays-down", test_passing_scan_stays_down);
   g_test_add_func ("/tiering/interleave-places-by-ratio", test_interleave_places_by_ratio);
   g_test_add_func ("/tiering/interleave-waits-for-room", test_interleave_waits_for_room);
