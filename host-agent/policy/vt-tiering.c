@@ -1254,23 +1254,6 @@ plan_exchange (VtTiering *t, VmRound *v, guint64 bytes, guint64 budget, GArray *
   return v->swap_up.planned;
 }
 
-/* What of a VM's hot memory on slow nodes a promotion could take this
- * round: held hot, old enough, movable, and not cooling. Only that is due:
- * hot memory that went down lately (a sweep's trail, demoted under
- * contention) waits out its cooldown whatever others free, and counted as
- * due it had VMs above their shares give up warm memory round after round
- * for promotions that could not happen (bench, one CPU: an idle VM with
- * "hot 80 MiB on slow, cooling 70", and a busy VM's hot set at 87.5%). */
-static guint64
-hot_slow_ready (VtTiering *t, const VmRound *v)
-{
-  if (v->top_node < 0 || !v->measured)
-    return 0;
-  PlanResult dry = plan_vm (t, v->in, v->place, TRUE, PROMOTE_HOT, G_MAXUINT64, v->top_node, 0,
-                            FALSE, NULL);
-  return dry.eligible - dry.cooling;
-}
-
 /* ---- mode interleave ---- */
 
 /* Its part of the top tier in 64ths: its ratio (or the bandwidths of the
@@ -1641,8 +1624,6 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     gboolean by_pattern = req[i].mode == VT_TIER_MODE_INTERLEAVE;
     guint64 top = by_pattern ? vr[i].current : vr[i].st->hot_top;
     guint64 slow = by_pattern ? vr[i].st->slow_bytes : vr[i].st->hot_slow;
-    if (req[i].mode == VT_TIER_MODE_AUTO && !vr[i].in->kernel_moves)
-      slow = MIN (slow, hot_slow_ready (t, &vr[i]));
     if (req[i].mode != VT_TIER_MODE_OFF && vr[i].measured &&
         targets[i] > top + dead_band (targets[i]))
       promote_due += MIN (targets[i] - top, slow);

@@ -977,42 +977,6 @@ test_filled_room_goes_first (void)
   drop_host ();
 }
 
-/* Hot memory that cannot come up yet is not due: VM b's warm memory went
- * down for VM a's hot set (under contention, so it cools for 30 s), then
- * turns hot, while a's region 2 turns warm, above a's share. Until b's
- * cooldown ends nothing of it can come up, so a keeps its warm memory:
- * freed now, the room would only wait. (Counted as due, b's cooling
- * memory made the host contended, and a's warm memory went down for
- * nothing.) */
-static void
-test_cooling_memory_is_not_due (void)
-{
-  for (int p = 0; p < PAGES; p++) {
-    placement[0][p] = p >= 2048 && p < 3072 ? 0 : 1; /* a: region 2 (hot) in DRAM */
-    placement[1][p] = p < 1024 ? 0 : 1;               /* b: region 0 (warm) in DRAM */
-  }
-  /* Free: the low watermark (410 pages) and room for half of a's hot
-   * memory on node1. */
-  node_used_other[0] = NODE_PAGES - 2048 - (410 + 1024);
-  make_host ();
-  World w;
-  world_init (&w, 2, 3);
-  w.regions[1][0].nr_accesses = 3;
-  w.regions[1][1].nr_accesses = w.regions[1][2].nr_accesses = 0;
-  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
-  gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
-  while (count (0, 0, 2048, 0) < 2048 && g_get_monotonic_time () < end)
-    run_rounds (t, 1);
-  g_assert_cmpuint (count (0, 0, 3072, 0), ==, 3072); /* a's hot memory all came up */
-  g_assert_cmpuint (count (1, 0, 1024, 1), >, 0);     /* b's warm memory made room */
-  w.regions[0][2].nr_accesses = 3;  /* a: warm now, above its share */
-  w.regions[1][0].nr_accesses = 40; /* b: hot now, cooling */
-  run_rounds (t, 20);                /* 2 s, well within the cooldown */
-  g_assert_cmpuint (count (0, 2048, 1024, 0), ==, 1024); /* a's warm memory stayed */
-  node_used_other[0] = 0;
-  drop_host ();
-}
-
 /* An idle VM's checksum pass: its four regions read hot one after the
  * other, each once in six rounds, half of them in DRAM. What it holds
  * there reads hot at times and its slow memory hot in passing, yet none
@@ -1991,7 +1955,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/scan-is-not-thin", test_scan_is_not_thin);
   g_test_add_func ("/tiering/hot-set-edge-is-not-thin", test_hot_set_edge_is_not_thin);
   g_test_add_func ("/tiering/filled-room-goes-first", test_filled_room_goes_first);
-  g_test_add_func ("/tiering/cooling-memory-is-not-due", test_cooling_memory_is_not_due);
   g_test_add_func ("/tiering/passing-scan-stays-down", test_passing_scan_stays_down);
   g_test_add_func ("/tiering/interleave-places-by-ratio", test_interleave_places_by_ratio);
   g_test_add_func ("/tiering/interleave-waits-for-room", test_interleave_waits_for_room);
