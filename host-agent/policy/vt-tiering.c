@@ -492,6 +492,7 @@ typedef struct {
   guint64 planned;   /* bytes its jobs are expected to move */
   guint64 eligible;  /* bytes of eligible regions, cooling or not */
   guint64 cooling;   /* of those, in ranges moved the other way recently */
+  guint64 hot;       /* of what is planned, bytes of regions hot now */
   guint64 young;     /* promotion: hot bytes on a slow node, younger than promote-min-age */
   guint64 unmovable; /* of eligible regions, bytes the kernel would not move (held out) */
   guint64 no_huge_page; /* hugetlbfs: bytes asked for beyond the target pool's free pages */
@@ -594,6 +595,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
           left -= piece;
         }
         res.planned += need;
+        res.hot += hot ? need : 0;
         continue;
       }
       double part = (double) movable / (double) (r->end - r->start);
@@ -604,6 +606,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
         g_array_append_val (jobs, job);
       }
       res.planned += movable;
+      res.hot += hot ? movable : 0;
     }
   }
   if (pool) {
@@ -1800,12 +1803,14 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
              " MiB (hot %" G_GUINT64_FORMAT "), slow %" G_GUINT64_FORMAT " MiB (hot %"
              G_GUINT64_FORMAT "), demand %" G_GUINT64_FORMAT " MiB; up %" G_GUINT64_FORMAT
              " (young %" G_GUINT64_FORMAT ", cooling %" G_GUINT64_FORMAT "), down %"
-             G_GUINT64_FORMAT ", exchange %" G_GUINT64_FORMAT " MiB, warm %"
+             G_GUINT64_FORMAT " (hot %" G_GUINT64_FORMAT ", cooling %" G_GUINT64_FORMAT
+             "), exchange %" G_GUINT64_FORMAT " MiB, warm %"
              G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ", touched %" G_GUINT64_FORMAT " of %"
              G_GUINT64_FORMAT " MiB: %s",
              v->in->name, v->target >> 20, v->current >> 20, v->st->hot_top >> 20,
              v->st->slow_bytes >> 20, v->st->hot_slow >> 20, v->st->demand >> 20,
              v->up.planned >> 20, v->up.young >> 20, v->up.cooling >> 20, v->down.planned >> 20,
+             v->down.hot >> 20, v->down.cooling >> 20,
              v->swap_up.planned >> 20,
              v->warm.planned >> 20, v->warm_slow >> 20, v->thin.planned >> 20, v->thin_slow >> 20,
              vt_tiering_status_name (v->st->status));

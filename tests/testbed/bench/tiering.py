@@ -624,10 +624,10 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         "vmstat": delta, "cpu_s": round(cpu_s, 2),
         "cpu_parts": {k: {"user_s": round(u, 2), "system_s": round(s, 2)} for k, (u, s) in cpu_parts.items()},
         "main_loop_parts_s": loop,
-        "fairness_error": round(sum(errors) / 2, 4),
+        "fairness_error": round(sum(errors) / len(errors), 4),
         # The share of the apps' hot pages vtierd read hot, over the same
         # last seconds (None: not a vtierd row).
-        "seen_hot": (round(sum(sum(s["seen_hot"]) / 2 for s in last if s["seen_hot"]) /
+        "seen_hot": (round(sum(sum(s["seen_hot"]) / len(s["seen_hot"]) for s in last if s["seen_hot"]) /
                            max(1, sum(1 for s in last if s["seen_hot"])), 4)
                      if any(s["seen_hot"] for s in last) else None),
         "idle_cold_on_node1": round(idle_cold_node1, 4),
