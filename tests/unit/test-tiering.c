@@ -807,6 +807,40 @@ test_flickering_heat_gives_way (void)
   drop_host ();
 }
 
+/* Contended, a VM above its share gives up memory that came up hot and
+ * reads cold now, cooling or not, before its hot memory: a's region 1
+ * came up hot and turned cold; b's hot region waits for room. Held by the
+ * cooldown, a's region 0 (hot, in DRAM from the start) went down instead. */
+static void
+test_cooled_memory_goes_before_hot (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = p < 1024 ? 0 : 1;
+    placement[1][p] = 1;
+  }
+  node_used_other[0] = NODE_PAGES - 1024 - 1624; /* a's region 1 fits, with 600 pages left */
+  make_host ();
+  World w;
+  world_init (&w, 2, 2);
+  for (int r = 0; r < 4; r++)
+    w.regions[1][r].nr_accesses = 0;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (count (0, 1024, 1024, 0) < 1024 && g_get_monotonic_time () < end)
+    run_rounds (t, 1);
+  g_assert_cmpuint (count (0, 1024, 1024, 0), ==, 1024); /* region 1 came up */
+  w.regions[0][1].nr_accesses = 0, w.regions[0][1].age = 0; /* and turned cold */
+  w.regions[1][0].nr_accesses = 40; /* b's region 0 wants room */
+  end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (count (1, 0, 1024, 0) < 1024 && g_get_monotonic_time () < end)
+    run_rounds (t, 1);
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024); /* b's hot region came up */
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024); /* a's hot region stayed */
+  g_assert_cmpuint (count (0, 1024, 1024, 1), ==, 1024); /* its cooled one made the room */
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
 /* Below the low watermark with no other VM waiting for room, a VM above
  * its share gives up its cold memory only: its warm memory (in use, just
  * not hot enough to count in its demand) stays. */
@@ -1946,6 +1980,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/slow-only-goes-down", test_slow_only_goes_down);
   g_test_add_func ("/tiering/targets-follow-weights", test_targets_follow_weights);
   g_test_add_func ("/tiering/flickering-heat-gives-way", test_flickering_heat_gives_way);
+  g_test_add_func ("/tiering/cooled-memory-goes-before-hot", test_cooled_memory_goes_before_hot);
   g_test_add_func ("/tiering/policy-change-skips-cooldown", test_policy_change_skips_cooldown);
   g_test_add_func ("/tiering/dead-band", test_dead_band);
   g_test_add_func ("/tiering/warm-comes-up-into-room", test_warm_comes_up_into_room);

@@ -449,6 +449,21 @@ class WithVtierd:
         except (TypeError, KeyError):  # not tracked yet: no heat to read
             return None
 
+    def hot_read(self, guests):
+        """{name: [MiB of the regions vtierd reads hot, share of the
+        probe's hot pages in them]} of every guest: the idle VM's hot set is
+        8 MiB, and what it reads beyond that (a checksum pass in passing)
+        is what its share is made of."""
+        out = {}
+        for g in guests:
+            try:
+                ranges = self.vtierd.hot_ranges(g.name)
+            except (TypeError, KeyError, RuntimeError):
+                continue
+            out[g.name] = [round(sum(e - s for s, e in ranges) / 2**20, 1),
+                           round(testbed.fraction_in(ranges, g.hvas("hot")), 4)]
+        return out
+
     def stop(self):
         self.vtierd.stop()
         # vtierd leaves its kdamonds' slots for its next start; free them.
@@ -582,22 +597,31 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
             old = cpu_parts.get(label, (0.0, 0.0))
             cpu_parts[label] = (max(old[0], u - u0), max(old[1], s - s0))
         t = time.monotonic() - t0
+        probe_t0 = time.monotonic()
         hot = [g.placement("hot") for g in apps]
         fr = [fraction_on(h, 0) for h in hot]
         pages = [h["pages"] for h in hot]
         both = sum(f * p for f, p in zip(fr, pages)) / sum(pages)
         top_mib = [f * p * 4096 / 2**20 for f, p in zip(fr, pages)]
         migrated = vmstat().get("pgmigrate_success", 0) - v0.get("pgmigrate_success", 0)
+        probe_s = time.monotonic() - probe_t0
         seen = runner.seen_hot(apps) if hasattr(runner, "seen_hot") else None
+        read = runner.hot_read(guests) if hasattr(runner, "hot_read") else {}
+        belief_s = time.monotonic() - probe_t0 - probe_s
         samples.append({"t": round(t, 1), "a": round(fr[0], 4), "b": round(fr[1], 4),
                         "both": round(both, 4), "top_mib": [round(x, 1) for x in top_mib],
-                        "migrated_mib": round(migrated * 4096 / 2**20, 1), "seen_hot": seen})
+                        "migrated_mib": round(migrated * 4096 / 2**20, 1), "seen_hot": seen,
+                        "hot_read": read})
         settled_at = settled(samples)
         if when90 is None and both >= 0.9:
             when90 = round(t, 1)
         belief = f" (vtierd reads {seen[0]:.1%} and {seen[1]:.1%} of them hot)" if seen else ""
-        print(f"  {name} +{t:.0f} s: a {fr[0]:.1%} b {fr[1]:.1%} of hot pages on node0{belief}",
-              flush=True)
+        belief += "".join(f"; {k} reads {v[0]:.0f} MiB hot, {v[1]:.0%} of its hot set"
+                          for k, v in read.items())
+        # What a sample costs says how fine its times are: the probe runs on
+        # the emulated host, beside what it measures.
+        print(f"  {name} +{t:.0f} s: a {fr[0]:.1%} b {fr[1]:.1%} of hot pages on node0{belief} "
+              f"[sample: probe {probe_s:.1f} s, belief {belief_s:.1f} s]", flush=True)
         for line in (runner.report() if hasattr(runner, "report") else []):
             print(f"    {line}", flush=True)
     cpu_s = sum(u + s for u, s in cpu_parts.values())
