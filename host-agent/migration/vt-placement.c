@@ -171,11 +171,16 @@ vt_pfn_nodes_free (VtPfnNodes *pfns)
 }
 
 int
-vt_pfn_nodes_lookup (const VtPfnNodes *pfns, guint64 pfn)
+vt_pfn_nodes_lookup_near (const VtPfnNodes *pfns, guint64 pfn, guint *hint)
 {
   if (pfn == pfns->zero_pfn ||
       (pfn >= pfns->huge_zero_pfn && pfn - pfns->huge_zero_pfn < HUGE_PAGE_BYTES / PAGE))
     return -1;
+  if (*hint < pfns->spans->len) {
+    const PfnSpan *s = &g_array_index (pfns->spans, PfnSpan, *hint);
+    if (pfn >= s->first && pfn < s->end)
+      return s->node;
+  }
   guint lo = 0, hi = pfns->spans->len;
   while (lo < hi) {
     guint mid = lo + (hi - lo) / 2;
@@ -185,9 +190,16 @@ vt_pfn_nodes_lookup (const VtPfnNodes *pfns, guint64 pfn)
     else if (pfn >= s->end)
       lo = mid + 1;
     else
-      return s->node;
+      return *hint = mid, s->node;
   }
   return -1;
+}
+
+int
+vt_pfn_nodes_lookup (const VtPfnNodes *pfns, guint64 pfn)
+{
+  guint hint = G_MAXUINT;
+  return vt_pfn_nodes_lookup_near (pfns, pfn, &hint);
 }
 
 /* ---- a process's placement ---- */
@@ -216,6 +228,7 @@ struct _VtPlacement {
   guint64 piece_next;
   int piece_node;
   VtPageClass piece_class;
+  guint span_hint; /* the PFN span the last page was in (vt_pfn_nodes_lookup_near) */
 };
 
 VtPlacement *
@@ -321,13 +334,30 @@ add_shared (GArray *spans, guint64 addr, int node)
 /* Counts a page of `page_class` on `node`: in no count when on no node
  * (not ours, the zero page) or on one past n_nodes. */
 static void
-add (guint64 *per_node, guint n_nodes, guint64 *per_class, VtPageClass page_class, int node)
+add_pages (guint64 *per_node, guint n_nodes, guint64 *per_class, VtPageClass page_class, int node,
+           guint pages)
 {
   if (node < 0 || (guint) node >= n_nodes)
     return;
-  per_node[node] += PAGE;
+  per_node[node] += (guint64) pages * PAGE;
   if (per_class)
-    per_class[page_class] += PAGE;
+    per_class[page_class] += (guint64) pages * PAGE;
+}
+
+static void
+add (guint64 *per_node, guint n_nodes, guint64 *per_class, VtPageClass page_class, int node)
+{
+  add_pages (per_node, n_nodes, per_class, page_class, node, 1);
+}
+
+/* Whether a piece of `page_class` is one huge page: its frames present
+ * and in a row (vt_page_flags_classify says so only then), so in one
+ * memory block, on one node. */
+static gboolean
+one_huge_page (VtPageClass page_class)
+{
+  return page_class == VT_PAGE_CLASS_2M_THP || page_class == VT_PAGE_CLASS_2M_HUGETLB ||
+         page_class == VT_PAGE_CLASS_1G_HUGETLB;
 }
 
 static gboolean
@@ -370,6 +400,19 @@ count_piece (VtPlacement *p, guint64 vpage, guint i, guint m, guint64 *per_node,
 {
   VtPageClass page_class = p->flags
     ? vt_page_flags_classify (p->flags, vpage, p->entries + i, m) : VT_PAGE_CLASS_UNKNOWN;
+  if (one_huge_page (page_class) && (p->entries[i] & VT_PM_PFN_MASK) != 0) {
+    /* Looked up once, not per page: most of a residency read's CPU went
+     * to that with THP (a page at a time, as below). */
+    gboolean exclusive = TRUE;
+    for (guint j = i; j < i + m; j++)
+      exclusive &= (p->entries[j] & VT_PM_EXCLUSIVE) != 0;
+    int node = vt_pfn_nodes_lookup_near (p->pfns, p->entries[i] & VT_PM_PFN_MASK, &p->span_hint);
+    if (exclusive || node < 0) {
+      add_pages (per_node, n_nodes, per_class, page_class, node, m);
+      note_piece (p, vpage, m, node, page_class);
+      return TRUE;
+    }
+  }
   int one_node = -2; /* -2: no page yet; -1: not one node */
   for (guint j = i; j < i + m; j++) {
     guint64 e = p->entries[j];
@@ -380,7 +423,7 @@ count_piece (VtPlacement *p, guint64 vpage, guint i, guint m, guint64 *per_node,
     guint64 pfn = e & VT_PM_PFN_MASK;
     if (pfn == 0)
       return FALSE;
-    int node = vt_pfn_nodes_lookup (p->pfns, pfn);
+    int node = vt_pfn_nodes_lookup_near (p->pfns, pfn, &p->span_hint);
     add (per_node, n_nodes, per_class, page_class, node);
     one_node = one_node == -2 || one_node == node ? node : -1;
     /* The zero pages are nobody's: on no node, and not shared memory. */

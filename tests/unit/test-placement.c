@@ -226,8 +226,11 @@ make_classes_tree (void)
       guint64 pfn = first_pfn[piece] + i;
       if (piece == 4)
         pfn = 3072 + 2 * i; /* 4 KiB pages, scattered after a THP's head */
-      /* Piece 6 has a page swapped out (its swap entry reads like the PFN). */
-      e[piece * PIECE + i] = (piece == 6 && i == 7 ? SWAPPED : PRESENT) | pfn;
+      /* Piece 6 has a page swapped out (its swap entry reads like the PFN);
+       * piece 1's pages another process maps too (shared hugetlbfs). */
+      e[piece * PIECE + i] = (piece == 6 && i == 7 ? SWAPPED : PRESENT | VT_PM_EXCLUSIVE) | pfn;
+      if (piece == 1)
+        e[piece * PIECE + i] &= ~VT_PM_EXCLUSIVE;
     }
   char *root = make_tree (e, G_N_ELEMENTS (e));
   put_page_flags (root, 1024, THP_HEAD);           /* 0: a THP */
