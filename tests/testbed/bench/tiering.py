@@ -438,6 +438,14 @@ class WithVtierd:
         return {line[len(prefix):].split('"')[0]: float(line.rsplit(" ", 1)[1])
                 for line in text.splitlines() if line.startswith(prefix)}
 
+    def moved(self):
+        """{name: [MiB promoted, MiB demoted]} of each VM since vtierd
+        started (vtierctl list): where its migration went, VM by VM."""
+        listing = self.vtierd.ctl("list", check=False) or {}
+        vms = listing["vms"] if isinstance(listing, dict) else listing
+        return {v["name"]: [round(v.get("promoted_bytes", 0) / 2**20, 1),
+                            round(v.get("demoted_bytes", 0) / 2**20, 1)] for v in vms}
+
     def hot_read(self, guests, gens):
         """{name: [MiB of the regions vtierd reads hot (`vtierctl heat`),
         share of the probe's hot pages in them]} of every guest. The share
@@ -606,10 +614,11 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         read = runner.hot_read(guests, gens) if hasattr(runner, "hot_read") else {}
         seen = [read[g.name][1] for g in apps] if all(g.name in read for g in apps) else None
         belief_s = time.monotonic() - probe_t0 - probe_s
+        moved = runner.moved() if hasattr(runner, "moved") else {}
         samples.append({"t": round(t, 1), "a": round(fr[0], 4), "b": round(fr[1], 4),
                         "both": round(both, 4), "top_mib": [round(x, 1) for x in top_mib],
                         "migrated_mib": round(migrated * 4096 / 2**20, 1), "seen_hot": seen,
-                        "hot_read": read})
+                        "hot_read": read, "moved": moved})
         settled_at = settled(samples)
         if when90 is None and both >= 0.9:
             when90 = round(t, 1)
@@ -638,8 +647,20 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     delta = {k: v1.get(k, 0) - v0.get(k, 0) for k in
              ("pgmigrate_success", "pgpromote_success", "pgdemote_kswapd", "pgdemote_direct",
               "numa_hint_faults")}
+    # What each VM moved once the hot sets were 90% in (vtierd rows): what
+    # moves after that is churn, not the move that had to be made.
+    at90 = next((s for s in samples if s["t"] >= (when90 or end + 1)), None)
+    after90 = ({k: [round(v[0] - at90["moved"].get(k, [0, 0])[0], 1),
+                    round(v[1] - at90["moved"].get(k, [0, 0])[1], 1)]
+                for k, v in samples[-1]["moved"].items()}
+               if at90 and at90.get("moved") and samples[-1].get("moved") else None)
+    if after90:
+        print(f"  {name}: moved after 90% (MiB up/down): " +
+              ", ".join(f"{k} {v[0]:.0f}/{v[1]:.0f}" for k, v in after90.items()) +
+              f" in {end - at90['t']:.0f} s", flush=True)
     return {
         "policy": name, "start_on_node0": [round(f, 4) for f in start_frac], "samples": samples,
+        "moved_after_90_mib": after90,
         "time_to_90_s": when90, "final_on_node0": samples[-1]["both"] if samples else 0,
         "settled_at_s": settled_at, "measured_s": end,
         "migrated_mib": round(delta["pgmigrate_success"] * 4096 / 2**20, 1),
