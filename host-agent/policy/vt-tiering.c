@@ -67,6 +67,9 @@ typedef struct {
   /* hugetlbfs exchange: bytes its demotions this round gave back to the
    * top node's pool, which its promotions queued behind them may take */
   guint64 pool_credit;
+  /* this round, its hot set (wherever it sits) fits in its target: what
+   * it gives up by its share need not be hot (plan_vm_taken) */
+  gboolean hot_fits;
 } VmState;
 
 /* A promotion some of whose pages the kernel could not move now (EBUSY,
@@ -560,12 +563,15 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
         continue;
       res.eligible += movable;
       gboolean hot_held = promote && r->nr_accesses >= in->hot_threshold && place[i].hot_held;
-      /* Under contention, a VM above its share gives up what it holds that
-       * is not hot now, however lately it came up: the cooldown is against
-       * memory in use going back and forth. Held by it, the demotion took
-       * hot memory instead (the fit bench: 166 of a VM's 256 MiB cooling,
-       * 28 MiB of its hot set down, then held down by its own cooldown). */
-      gboolean gives_way = !promote && pass == 1 && depth == DEMOTE_ANY &&
+      /* Under contention, a VM above its share whose hot set fits in it
+       * gives up what it holds that is not hot now, however lately it came
+       * up: the cooldown is against memory in use going back and forth.
+       * Held by it, the demotion took hot memory instead (the fit bench:
+       * 166 of a VM's 256 MiB cooling, 28 MiB of its hot set down, then held
+       * down by its own cooldown). A hot set larger than its share keeps
+       * the cooldowns: its heat flickers, and what reads warm for a round
+       * would go down and come back (the no-fit matrix case fell short). */
+      gboolean gives_way = !promote && pass == 1 && depth == DEMOTE_ANY && s->hot_fits &&
                            r->nr_accesses < in->hot_threshold;
       if (!gives_way && cooling (s, r->start, r->end, promote, hot_held, now)) {
         res.cooling += movable;
@@ -1711,6 +1717,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     gboolean share_bound = v->st->demand > v->target + dead_band (v->target);
     DemoteDepth depth = contended || (share_bound && tiers->top_free < keep_free) ?
                           DEMOTE_ANY : DEMOTE_COLD;
+    vm_state (t, v->in->key)->hot_fits = v->st->hot_top + v->st->hot_slow <= v->target +
+                                                                            dead_band (v->target);
     v->down = plan_vm (t, v->in, v->place, FALSE, depth, bytes, v->slow_node, budget, FALSE,
                        demotes);
     freed += v->down.planned;
