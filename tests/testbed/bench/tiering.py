@@ -441,8 +441,8 @@ class WithVtierd:
     def moved(self):
         """{name: [MiB promoted, MiB demoted]} of each VM since vtierd
         started (vtierctl list): where its migration went, VM by VM."""
-        listing = self.vtierd.ctl("list", check=False) or {}
-        vms = listing["vms"] if isinstance(listing, dict) else listing
+        listing = self.vtierd.ctl("list", check=False) or []
+        vms = listing.get("vms", []) if isinstance(listing, dict) else listing
         return {v["name"]: [round(v.get("promoted_bytes", 0) / 2**20, 1),
                             round(v.get("demoted_bytes", 0) / 2**20, 1)] for v in vms}
 
