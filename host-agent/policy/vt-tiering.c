@@ -67,9 +67,6 @@ typedef struct {
   /* hugetlbfs exchange: bytes its demotions this round gave back to the
    * top node's pool, which its promotions queued behind them may take */
   guint64 pool_credit;
-  /* this round, its hot set (wherever it sits) fits in its target: what
-   * it gives up by its share need not be hot (plan_vm_taken) */
-  gboolean hot_fits;
 } VmState;
 
 /* A promotion some of whose pages the kernel could not move now (EBUSY,
@@ -522,6 +519,7 @@ huge_left (VtTiering *t, const VtTieringInput *in, int node)
 }
 
 static guint64 job_bytes (VtTiering *t, guint64 budget, const VtMoveKey *key);
+static guint64 dead_band (guint64 target);
 
 /* Adds jobs moving up to `bytes` of a VM's eligible regions: for promotion
  * the hottest first; for demotion its cold regions first (coldest, oldest),
@@ -547,6 +545,9 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
     bytes = MIN (bytes, *pool);
 
   guint passes = promote || depth == DEMOTE_COLD ? 1 : 2;
+  /* Its hot set, wherever it sits, fits in its target (this round's). */
+  const VtTieringStats *st = &s->stats;
+  gboolean hot_fits = st->hot_top + st->hot_slow <= st->target + dead_band (st->target);
   for (guint pass = 0; pass < passes; pass++) {
     g_autoptr (GArray) cands = g_array_new (FALSE, FALSE, sizeof (Candidate));
     for (guint i = 0; i < in->n_regions; i++) {
@@ -571,7 +572,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
        * down by its own cooldown). A hot set larger than its share keeps
        * the cooldowns: its heat flickers, and what reads warm for a round
        * would go down and come back (the no-fit matrix case fell short). */
-      gboolean gives_way = !promote && pass == 1 && depth == DEMOTE_ANY && s->hot_fits &&
+      gboolean gives_way = !promote && pass == 1 && depth == DEMOTE_ANY && hot_fits &&
                            r->nr_accesses < in->hot_threshold;
       if (!gives_way && cooling (s, r->start, r->end, promote, hot_held, now)) {
         res.cooling += movable;
@@ -1717,8 +1718,6 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     gboolean share_bound = v->st->demand > v->target + dead_band (v->target);
     DemoteDepth depth = contended || (share_bound && tiers->top_free < keep_free) ?
                           DEMOTE_ANY : DEMOTE_COLD;
-    vm_state (t, v->in->key)->hot_fits = v->st->hot_top + v->st->hot_slow <= v->target +
-                                                                            dead_band (v->target);
     v->down = plan_vm (t, v->in, v->place, FALSE, depth, bytes, v->slow_node, budget, FALSE,
                        demotes);
     freed += v->down.planned;
