@@ -33,8 +33,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtPfnNodes, vt_pfn_nodes_free)
  * memory, and the kernel will not move it). */
 int vt_pfn_nodes_lookup (const VtPfnNodes *pfns, guint64 pfn);
 /* The same, asking the span at *hint first and leaving there the one that
- * held it: a huge page's frames, and most runs of a VM's, lie in one block
- * (a page a binary search cost a sixth of a residency read's CPU). */
+ * held it: a huge page's frames, and most runs of a VM's, lie in one block. */
 int vt_pfn_nodes_lookup_near (const VtPfnNodes *pfns, guint64 pfn, guint *hint);
 
 typedef enum {
