@@ -109,6 +109,22 @@ vt_process_memory_held (GPid pid, guint64 *locked, guint64 *pinned, GError **err
   return TRUE;
 }
 
+gboolean
+vt_process_resident_pages (GPid pid, guint64 *pages, GError **error)
+{
+  g_autofree char *statm = read_proc (NULL, pid, "statm", error);
+  if (!statm)
+    return FALSE;
+  char *end = NULL;
+  const char *field = strchr (statm, ' ');
+  if (field)
+    *pages = g_ascii_strtoull (field + 1, &end, 10);
+  if (!field || end == field + 1)
+    return vt_error_invalid (error, "/proc/%d/statm: no resident count in \"%s\"", (int) pid,
+                             g_strchomp (statm));
+  return TRUE;
+}
+
 guint64
 vt_thread_cpu_us (void)
 {

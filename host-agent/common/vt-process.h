@@ -34,6 +34,11 @@ gboolean vt_process_identify_at (const char *root, GPid pid, VtProcess *process,
 gboolean vt_process_memory_held (GPid pid, guint64 *locked, guint64 *pinned, GError **error);
 gboolean vt_process_check_at (const char *root, const VtProcess *process, GError **error);
 
+/* Its resident pages, /proc/PID/statm's second field: a change says pages
+ * were faulted in or dropped. VT_ERROR_GONE without the file,
+ * VT_ERROR_INVALID when it does not parse. */
+gboolean vt_process_resident_pages (GPid pid, guint64 *pages, GError **error);
+
 /* /proc/PID/NAME (under the vt_sysfs root), or NULL with VT_ERROR_GONE
  * saying why. */
 char *vt_process_read_file (GPid pid, const char *name, GError **error);

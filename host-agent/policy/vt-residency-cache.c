@@ -11,6 +11,8 @@ typedef struct {
 struct _VtResidencyCache {
   guint refresh_rounds;
   guint64 round;
+  gboolean resident_known;
+  guint64 resident; /* the process's resident pages, last round */
   GHashTable *pieces; /* piece index (start / PIECE) -> Piece */
 };
 
@@ -36,6 +38,15 @@ void
 vt_residency_cache_next_round (VtResidencyCache *c)
 {
   c->round++;
+}
+
+gboolean
+vt_residency_cache_settled (VtResidencyCache *c, gboolean known, guint64 resident)
+{
+  gboolean settled = known && c->resident_known && resident == c->resident;
+  c->resident_known = known;
+  c->resident = resident;
+  return settled;
 }
 
 void

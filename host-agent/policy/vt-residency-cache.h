@@ -9,7 +9,9 @@
  * on one node, of one class and this process's alone; a region is counted
  * from the cache only when every piece it touches is kept and none is
  * older than `refresh_rounds` rounds (each piece's first expiry spread
- * over them, so that the reads do not come all in one round). What vtierd
+ * over them, so that the reads do not come all in one round), and, if it
+ * is in use, no page of the process was faulted in or dropped since the
+ * last round (vt_residency_cache_settled). What vtierd
  * moves is dropped as it moves; what the kernel moves by itself (reclaim's
  * demotion, compaction, NUMA balancing) is seen within refresh_rounds. */
 #pragma once
@@ -38,6 +40,13 @@ void vt_residency_cache_note (guint64 start, int node, VtPageClass page_class, g
  * every piece it touches is kept and fresh; FALSE (nothing added) else. */
 gboolean vt_residency_cache_count (VtResidencyCache *cache, guint64 start, guint64 end,
                                    guint64 *per_node, guint n_nodes, guint64 *per_class);
+
+/* Notes the process's resident pages this round (`known` FALSE: they
+ * could not be read); TRUE when they are the last round's: no page was
+ * faulted in or dropped since, so pieces kept stand for memory in use too
+ * (its heat says nothing of where its pages are, only that pages may
+ * have come or gone there). */
+gboolean vt_residency_cache_settled (VtResidencyCache *cache, gboolean known, guint64 resident);
 
 /* Forgets [start, end): its pages are being moved. */
 void vt_residency_cache_drop (VtResidencyCache *cache, guint64 start, guint64 end);

@@ -234,10 +234,11 @@ page_class_of (const VtTieringInput *in, const guint64 *per_class)
 /* Each region's bytes on the top and the slow tiers, page by page
  * (`pfns` NULL: move_pages queries), the node of most of each and its
  * page class; fills the VM's figures in `st`, and `shared` with the pages
- * another process maps too (by pagemap only). A region not accessed in
- * the last aggregation counts from `cache` (or NULL) where it can: no
- * page faulted in, and pieces kept are whole. FALSE when its process is
- * gone or unreadable. */
+ * another process maps too (by pagemap only). A region counts from
+ * `cache` (or NULL) where its pieces are kept whole, if it was not
+ * accessed in the last aggregation or the process's resident pages are
+ * the last round's (no page faulted in or dropped there since). FALSE
+ * when its process is gone or unreadable. */
 static gboolean
 measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *pfns, Place *place,
          VtTieringStats *st, GArray *shared, VtResidencyCache *cache)
@@ -246,9 +247,13 @@ measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *p
   g_autoptr (VtPlacement) reader = vt_placement_open (in->process.pid, pfns, &error);
   if (reader)
     vt_placement_collect_shared (reader, shared);
+  gboolean settled = FALSE;
   if (reader && cache) {
     vt_placement_note_pieces (reader, vt_residency_cache_note, cache);
     vt_residency_cache_next_round (cache);
+    guint64 resident = 0;
+    gboolean known = vt_process_resident_pages (in->process.pid, &resident, NULL);
+    settled = vt_residency_cache_settled (cache, known, resident);
   }
   guint n_nodes = tiers->nodes->len;
   g_autofree guint64 *per_node = g_new (guint64, MAX (n_nodes, 1));
@@ -259,7 +264,7 @@ measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *p
     const VtRegion *region = &in->regions[r];
     memset (per_node, 0, n_nodes * sizeof *per_node);
     memset (per_class, 0, sizeof per_class);
-    if (cache && region->nr_accesses == 0 &&
+    if (cache && (region->nr_accesses == 0 || settled) &&
         vt_residency_cache_count (cache, region->start, region->end, per_node, n_nodes,
                                   per_class))
       kept += region->end - region->start;

@@ -168,6 +168,24 @@ test_process_fake (void)
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
   g_clear_error (&error);
 
+  /* Its resident pages: statm's second field (the L1 QEMU's, captured). */
+  g_autofree char *statm_path = g_build_filename (g_getenv ("VT_TEST_DATA"), "proc",
+                                                  "qemu-statm.txt", NULL);
+  g_autofree char *statm = NULL;
+  g_assert_true (g_file_get_contents (statm_path, &statm, NULL, NULL));
+  vt_test_put_file (root, "proc/4242/statm", statm);
+  guint64 resident = 0;
+  g_assert_true (vt_process_resident_pages (4242, &resident, &error));
+  g_assert_cmpuint (resident, ==, 1158278);
+  vt_test_put_file (root, "proc/4243/statm", "1789797\n");
+  g_assert_false (vt_process_resident_pages (4243, &resident, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "statm"));
+  g_clear_error (&error);
+  g_assert_false (vt_process_resident_pages (4246, &resident, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
+  g_clear_error (&error);
+
   VtProcess none = { 4244, 1 };
   g_assert_false (vt_process_check (&none, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);

@@ -2,10 +2,12 @@
  * slow one (fake sysfs tree), and a fake move_pages keeping a page -> node
  * table and each node's free memory. Real rounds of the engine run on the
  * main loop; the test looks at where the pages ended up. */
+#include <fcntl.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/vt-sysfs.h"
 #include "migration/vt-migrate.h"
@@ -1179,6 +1181,79 @@ test_passing_hot_scan_stays_down (void)
   drop_host ();
 }
 
+/* One round on a new aggregation of VM a's heat, however slow the host:
+ * its stats after it. */
+static const VtTieringStats *
+fresh_round (VtTiering *t, World *w)
+{
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  guint64 seen = st ? st->rounds : 0;
+  w->aggregations[0]++;
+  gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while ((!(st = vt_tiering_stats (t, GUINT_TO_POINTER (1))) || st->rounds == seen) &&
+         g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, FALSE), g_usleep (1000);
+  g_assert_nonnull (st);
+  return st;
+}
+
+/* VM a's pagemap in the fake tree, each page present, mapped once, on
+ * `node` (128 MiB memory blocks: node0 PFNs below 65536, node1 above). */
+static void
+put_pagemap (int first_page, int n, int node)
+{
+  g_autofree char *path = g_build_filename (root, "proc", G_STRINGIFY (PID), "pagemap", NULL);
+  int fd = open (path, O_WRONLY | O_CREAT, 0644);
+  g_assert_cmpint (fd, >=, 0);
+  for (int p = first_page; p < first_page + n; p++) {
+    guint64 e = 1ull << 63 | 1ull << 56 | ((guint64) node * 65536 + 1000 + (guint64) p);
+    g_assert_cmpint (pwrite (fd, &e, sizeof e, (off_t) ((BASE / PAGE + (guint64) p) * 8)), ==,
+                     (ssize_t) sizeof e);
+  }
+  close (fd);
+}
+
+/* With residency-refresh-rounds, memory in use counts from the cache too
+ * while the process's resident pages (statm) stay as they were: what the
+ * kernel moves of it by itself is seen within the refresh rounds, as for
+ * idle memory, and at once when pages were faulted in or dropped. Here
+ * the kernel moves a's hot region (in use every round) to node1 behind
+ * vtierd's back. Without the resident count that region was read every
+ * round: its move was seen in the next one. */
+static void
+test_settled_memory_in_use_is_kept (void)
+{
+  World w;
+  one_vm_split (&w, PAGES, 1);
+  vt_test_put_file (root, "sys/devices/system/memory/block_size_bytes", "8000000\n");
+  for (int b = 0; b < 4; b++) {
+    g_autofree char *rel = g_strdup_printf ("sys/devices/system/node/node%d/memory%d/online",
+                                            b / 2, b);
+    vt_test_put_file (root, rel, "1\n");
+  }
+  put_pagemap (0, PAGES, 0);
+  vt_test_put_file (root, "proc/" G_STRINGIFY (PID) "/statm", "9000 4096 100 1 0 5000 0\n");
+  VtTieringConfig cached = config;
+  cached.residency_refresh_rounds = 8;
+  g_autoptr (VtTiering) t = vt_tiering_new (&cached, inputs, &w);
+  const VtTieringStats *st = NULL;
+  for (guint round = 0; round < 10; round++)
+    st = fresh_round (t, &w);
+  g_assert_cmpuint (st->top_bytes, ==, PAGES * PAGE);
+  put_pagemap (0, 1024, 1); /* the hot region */
+  st = fresh_round (t, &w);
+  g_assert_cmpuint (st->top_bytes, ==, PAGES * PAGE); /* kept */
+  vt_test_put_file (root, "proc/" G_STRINGIFY (PID) "/statm", "9000 4097 100 1 0 5000 0\n");
+  st = fresh_round (t, &w);
+  g_assert_cmpuint (st->top_bytes, ==, (PAGES - 1024) * PAGE); /* read again */
+  /* ... and within the refresh rounds without a fault */
+  put_pagemap (0, 1024, 0);
+  for (guint round = 0; round < 8; round++)
+    st = fresh_round (t, &w);
+  g_assert_cmpuint (st->top_bytes, ==, PAGES * PAGE);
+  drop_host ();
+}
+
 /* One aggregation that a scan crossed, read by many rounds (an idle VM's
  * aggregation stretched to seconds by the interval tuner, rounds every
  * second): one warm reading, not many, so it does not come up. The same
@@ -1994,6 +2069,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/interleave-places-by-ratio", test_interleave_places_by_ratio);
   g_test_add_func ("/tiering/interleave-waits-for-room", test_interleave_waits_for_room);
   g_test_add_func ("/tiering/passing-hot-scan-stays-down", test_passing_hot_scan_stays_down);
+  g_test_add_func ("/tiering/settled-memory-in-use-is-kept", test_settled_memory_in_use_is_kept);
   g_test_add_func ("/tiering/flickering-is-not-cold", test_flickering_is_not_cold);
   g_test_add_func ("/tiering/cold-demotion-gives-way-to-heat", test_cold_demotion_gives_way_to_heat);
   g_test_add_func ("/tiering/watermark-takes-cold-only", test_watermark_takes_cold_only);
