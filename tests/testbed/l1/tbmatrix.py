@@ -483,8 +483,36 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
                     if r["hva_start"] < hi and lo < r["hva_start"] + r["size"]]
             print(f"  0x{lo:x}+{(hi - lo) >> 10} KiB: regions {', '.join(over) or 'none'}", flush=True)
 
+    def heat_vs_truth(g):
+        """For a reader of a no-fit window: vtierd's regions of a busy VM by
+        their heat, beside what the probe finds in them (its hot set's 2 MiB
+        chunks, the bytes on node0): does what reads hottest hold the hot
+        set?"""
+        heat = vtierd.ctl("heat", g.name)
+        hot_chunks = {h >> 21 for h in g.hvas("hot")}
+        bands = {}
+        for r in heat["regions"]:
+            lo, size = r["hva_start"], r["size"]
+            chunks = range(lo >> 21, (lo + size + (2 << 20) - 1) >> 21)
+            addrs = list(range(lo, lo + size, 2 << 20))
+            on0 = sum(1 for n in tbprobe.nodes_of(g.pid, addrs) if n == 0)
+            b = bands.setdefault(r["nr_accesses"], [0, 0, 0])
+            b[0] += size
+            b[1] += sum(1 for c in chunks if c in hot_chunks) * (2 << 20)
+            b[2] += on0 * (2 << 20)
+        print(f"{g.name}: heat (threshold {heat['hot_threshold']} of {heat.get('max_accesses', '?')})"
+              f": MiB of regions / of its hot set's chunks / on node0 (sampled per 2 MiB)", flush=True)
+        for nr in sorted(bands, reverse=True):
+            size, hot, on0 = bands[nr]
+            print(f"  {nr:3}: {_mib(size):7} / {_mib(hot):7} / {_mib(on0):7}", flush=True)
+
     def check_window(reached, samples, what, since, before_what, before):
         if not fits:
+            for g in busy:
+                try:
+                    heat_vs_truth(g)
+                except Exception as e:  # a reader's aid: never the check's outcome
+                    print(f"{g.name}: no heat beside the truth: {e}", flush=True)
             return check_share(samples, what, since)
         for g in busy:
             # Late too (past half the window): what held the last pages back
