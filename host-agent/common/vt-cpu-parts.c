@@ -7,6 +7,7 @@
 static const char *const part_names[] = {
   [VT_CPU_PART_HEAT] = "heat",
   [VT_CPU_PART_RESIDENCY] = "residency",
+  [VT_CPU_PART_NUMA_MAPS] = "numa-maps",
   [VT_CPU_PART_PLANNING] = "planning",
 };
 

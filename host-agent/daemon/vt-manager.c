@@ -134,6 +134,10 @@ on_planned (gpointer data)
     const VtTieringStats *st = vt_tiering_stats (m->tiering, vms->pdata[i]);
     if (st)
       vt_manager_note_tiering (m, vms->pdata[i], st);
+    gint64 when = 0;
+    const GArray *node_bytes = vt_tiering_node_bytes (m->tiering, vms->pdata[i], &when);
+    if (node_bytes)
+      vt_vm_set_measured_node_bytes (vms->pdata[i], node_bytes, when);
   }
   vt_kernel_engine_apply (m->kernel, vms, m->tiering, m->config);
 }

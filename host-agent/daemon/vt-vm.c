@@ -47,6 +47,9 @@ struct _VtVm {
   guint backend_refusals;
   VtUmemWatch *umems; /* its af-xdp packet buffers, on a QEMU with the series */
   guint residency_timer, retry_timer;
+  /* its bytes per node as the tiering engine last measured them, and when */
+  GArray *measured_node_bytes;
+  gint64 measured_us;
 };
 
 G_DEFINE_FINAL_TYPE (VtVm, vt_vm, G_TYPE_OBJECT)
@@ -90,6 +93,7 @@ static void
 tear_down_tracking (VtVm *vm)
 {
   g_clear_handle_id (&vm->residency_timer, g_source_remove);
+  vm->measured_us = 0; /* of the process that went */
   g_clear_pointer (&vm->dirty, vt_dirty_rate_poller_free);
   g_clear_pointer (&vm->dirty_pages, vt_dirty_pages_watch_free);
   g_clear_pointer (&vm->umems, vt_umem_watch_free);
@@ -182,13 +186,32 @@ read_residency (VtVm *vm, GError **error)
   return vt_ram_map_read_residency (vm->map, numa_maps, smaps, error);
 }
 
+/* Whether the tiering engine's count of its pages per node is fresh. */
+static gboolean
+measured_fresh (VtVm *vm)
+{
+  return vm->measured_node_bytes && vm->measured_us &&
+         g_get_monotonic_time () - vm->measured_us <
+           2 * (gint64) vm->config->residency_interval_s * G_USEC_PER_SEC;
+}
+
+void
+vt_vm_set_measured_node_bytes (VtVm *vm, const GArray *node_bytes, gint64 when_us)
+{
+  if (!vm->measured_node_bytes)
+    vm->measured_node_bytes = g_array_new (FALSE, TRUE, sizeof (guint64));
+  g_array_set_size (vm->measured_node_bytes, 0);
+  g_array_append_vals (vm->measured_node_bytes, node_bytes->data, node_bytes->len);
+  vm->measured_us = when_us;
+}
+
 static gboolean
 on_residency_timer (gpointer data)
 {
   VtVm *vm = data;
-  VT_CPU_PART (VT_CPU_PART_RESIDENCY);
+  VT_CPU_PART (VT_CPU_PART_NUMA_MAPS);
   g_autoptr (GError) error = NULL;
-  if (!read_residency (vm, &error))
+  if (!measured_fresh (vm) && !read_residency (vm, &error))
     g_debug ("VM %s: residency: %s", vm->name, error->message);
   if (vm->umems)
     vt_umem_watch_refresh (vm->umems);
@@ -511,6 +534,7 @@ vt_vm_finalize (GObject *object)
   g_free (vm->uuid);
   g_free (vm->via);
   g_free (vm->error);
+  g_clear_pointer (&vm->measured_node_bytes, g_array_unref);
   G_OBJECT_CLASS (vt_vm_parent_class)->finalize (object);
 }
 
@@ -699,8 +723,11 @@ const char *vt_vm_get_vfio_device (VtVm *vm) { return vm->vfio_device; }
 VtTracker *vt_vm_get_tracker (VtVm *vm) { return vm->tracker; }
 
 static GVariant *
-node_bytes_variant (const VtRamMap *map)
+node_bytes_variant (VtVm *vm)
 {
+  if (measured_fresh (vm))
+    return vt_node_bytes_sum (&vm->measured_node_bytes, 1);
+  const VtRamMap *map = vm->map;
   g_autoptr (GPtrArray) per = g_ptr_array_new ();
   for (guint i = 0; map && i < map->blocks->len; i++)
     g_ptr_array_add (per, ((VtRamBlock *) map->blocks->pdata[i])->node_bytes);
@@ -726,7 +753,7 @@ vt_vm_to_variant (VtVm *vm)
                          vm->map ? vt_ram_map_source_name (vm->map_source) : "");
   g_variant_dict_insert (&d, "hot_bytes", "t",
                          vm->tracker ? vt_tracker_hot_bytes (vm->tracker) : (guint64) 0);
-  g_variant_dict_insert_value (&d, "node_bytes", node_bytes_variant (vm->map));
+  g_variant_dict_insert_value (&d, "node_bytes", node_bytes_variant (vm));
   guint n = 0;
   if (vm->tracker)
     vt_tracker_regions (vm->tracker, &n);

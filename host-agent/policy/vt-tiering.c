@@ -64,6 +64,10 @@ typedef struct {
   GArray *retries; /* Retry: promotions the kernel found busy */
   VtResidencyCache *residency; /* or NULL until its first measurement */
   VtUnmovable *unmovable; /* ranges the kernel would not move, held out of plans */
+  /* its bytes per host node (guint64 by node id) as the last measurement
+   * found them, and when (monotonic; 0: never) */
+  GArray *node_bytes;
+  gint64 measured_us;
   /* hugetlbfs exchange: bytes its demotions this round gave back to the
    * top node's pool, which its promotions queued behind them may take */
   guint64 pool_credit;
@@ -182,6 +186,7 @@ vm_state_free (VmState *s)
   vt_unmovable_free (s->unmovable);
   vt_residency_cache_free (s->residency);
   g_hash_table_unref (s->warm_rounds);
+  g_array_unref (s->node_bytes);
   g_free (s);
 }
 
@@ -195,6 +200,7 @@ vm_state (VtTiering *t, gpointer key)
     s->retries = g_array_new (FALSE, FALSE, sizeof (Retry));
     s->unmovable = vt_unmovable_new ();
     s->warm_rounds = g_hash_table_new (g_direct_hash, NULL);
+    s->node_bytes = g_array_new (FALSE, TRUE, sizeof (guint64));
     g_hash_table_insert (t->vms, key, s);
   }
   return s;
@@ -241,7 +247,7 @@ page_class_of (const VtTieringInput *in, const guint64 *per_class)
  * when its process is gone or unreadable. */
 static gboolean
 measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *pfns, Place *place,
-         VtTieringStats *st, GArray *shared, VtResidencyCache *cache)
+         VtTieringStats *st, GArray *node_bytes, GArray *shared, VtResidencyCache *cache)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (VtPlacement) reader = vt_placement_open (in->process.pid, pfns, &error);
@@ -260,6 +266,8 @@ measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *p
   guint64 per_class[VT_PAGE_CLASSES];
   guint64 kept = 0;
   st->top_bytes = st->slow_bytes = st->hot_top = st->hot_slow = 0;
+  g_array_set_size (node_bytes, 0);
+  g_array_set_size (node_bytes, n_nodes);
   for (guint r = 0; reader && r < in->n_regions; r++) {
     const VtRegion *region = &in->regions[r];
     memset (per_node, 0, n_nodes * sizeof *per_node);
@@ -285,6 +293,7 @@ measure (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNodes *p
         place[r].top += per_node[n];
       else
         place[r].slow += per_node[n];
+      g_array_index (node_bytes, guint64, n) += per_node[n];
     }
     st->top_bytes += place[r].top;
     st->slow_bytes += place[r].slow;
@@ -1512,8 +1521,10 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     g_autoptr (GArray) shared = g_array_new (FALSE, FALSE, sizeof (VtNodeSpan));
     {
       VT_CPU_PART (VT_CPU_PART_RESIDENCY);
-      v->measured = measure (in, tiers, pfns, v->place, v->st, shared,
-                             residency_cache (t, vm_state (t, in->key), in));
+      VmState *s = vm_state (t, in->key);
+      v->measured = measure (in, tiers, pfns, v->place, v->st, s->node_bytes, shared,
+                             residency_cache (t, s, in));
+      s->measured_us = v->measured ? g_get_monotonic_time () : 0;
     }
     if (v->measured)
       hold_shared (unmovable, tiers, shared);
@@ -1970,6 +1981,16 @@ vt_tiering_stats (VtTiering *t, gpointer key)
 {
   VmState *s = g_hash_table_lookup (t->vms, key);
   return s ? &s->stats : NULL;
+}
+
+const GArray *
+vt_tiering_node_bytes (VtTiering *t, gpointer key, gint64 *measured_us)
+{
+  VmState *s = g_hash_table_lookup (t->vms, key);
+  if (!s || !s->measured_us)
+    return NULL;
+  *measured_us = s->measured_us;
+  return s->node_bytes;
 }
 
 void

@@ -202,6 +202,10 @@ guint64 vt_tiering_share_beside (VtTiering *tiering, const VtShareRequest *newco
 
 /* NULL until the VM has been through a round. */
 const VtTieringStats *vt_tiering_stats (VtTiering *tiering, gpointer key);
+/* The VM's bytes per host node (guint64 by node id) as its last round
+ * measured them page by page, and when (`measured_us`, monotonic); NULL
+ * when that round could not (its process unreadable) or none did. */
+const GArray *vt_tiering_node_bytes (VtTiering *tiering, gpointer key, gint64 *measured_us);
 void vt_tiering_forget (VtTiering *tiering, gpointer key);
 
 G_END_DECLS

@@ -60,6 +60,7 @@ test_names (void)
 {
   g_assert_cmpstr (vt_cpu_part_name (VT_CPU_PART_HEAT), ==, "heat");
   g_assert_cmpstr (vt_cpu_part_name (VT_CPU_PART_RESIDENCY), ==, "residency");
+  g_assert_cmpstr (vt_cpu_part_name (VT_CPU_PART_NUMA_MAPS), ==, "numa-maps");
   g_assert_cmpstr (vt_cpu_part_name (VT_CPU_PART_PLANNING), ==, "planning");
   g_assert_cmpstr (vt_cpu_part_name (VT_CPU_PARTS), ==, "unknown");
 }

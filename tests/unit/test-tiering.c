@@ -352,6 +352,15 @@ test_promotes_hot (void)
   g_assert_cmpuint (st->promoted, ==, 1024 * PAGE);
   g_assert_cmpuint (st->demoted, ==, 0);
   g_assert_cmpuint (st->target, ==, 1024 * PAGE); /* its hot demand */
+  /* Its bytes per node as the last round counted them (vtierctl list's). */
+  gint64 when = 0;
+  const GArray *per_node = vt_tiering_node_bytes (t, GUINT_TO_POINTER (1), &when);
+  g_assert_nonnull (per_node);
+  g_assert_cmpuint (per_node->len, ==, 2);
+  g_assert_cmpuint (g_array_index (per_node, guint64, 0), ==, 1024 * PAGE);
+  g_assert_cmpuint (g_array_index (per_node, guint64, 1), ==, 3072 * PAGE);
+  g_assert_cmpint (when, >, 0);
+  g_assert_null (vt_tiering_node_bytes (t, GUINT_TO_POINTER (2), &when)); /* never seen */
   /* move_pages queries (no memory blocks here): the page class is unknown. */
   assert_one_move_key (t, 1, 0, VT_PAGE_CLASS_UNKNOWN, 1024 * PAGE);
   drop_host ();

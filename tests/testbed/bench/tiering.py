@@ -35,7 +35,7 @@ the hot bytes that have to come up, and the idle VM's memory that has to
 go down to make room for them), CPU seconds of the tiering machinery, user and system
 apart, per part: vtierd's main loop (tracking, regions, policy; and by
 its own count, vtier_main_loop_cpu_seconds_total, how much of it went to
-heat, residency, planning and the rest), its worker threads (move_pages: the copying is system time) and its kdamonds; the
+heat, residency, numa-maps, planning and the rest), its worker threads (move_pages: the copying is system time) and its kdamonds; the
 kdamonds of DAMOS; kswapd, which demotes for NUMA balancing (NUMA
 balancing's hinting faults run in the guests' own threads and are counted,
 not timed), and the fairness error: how far each app's top-tier hot

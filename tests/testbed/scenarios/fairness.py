@@ -36,10 +36,16 @@ check(when is not None, f"1:1: each VM's top-tier bytes are within ±10% of its 
 # vtierd's belief against the probe: what it counts in the top tier is what
 # is there (THP "always" here: the huge zero page, mapped by RAM read and
 # never written, once passed for 52 MiB of a VM in DRAM).
-beliefs = [(vtierd.vm(g.name)["top_bytes"], testbed.top_tier_bytes(g)) for g in vms]
+listed = [vtierd.vm(g.name) for g in vms]
+beliefs = [(v["top_bytes"], testbed.top_tier_bytes(g)) for v, g in zip(listed, vms)]
 figure("belief_vs_probe_1_to_1", [(b >> 20, p >> 20) for b, p in beliefs], "MiB")
 check(all(abs(b - p) <= 0.05 * p + (8 << 20) for b, p in beliefs),
       f"1:1: vtierd's top-tier bytes are the probe's within 5% ({beliefs})")
+# ... and so is its listing's RAM on node0 (node_bytes: the tiering
+# engine's count where it measures the VM, numa_maps where it does not).
+on_node0 = [(int((v.get("node_bytes") or {}).get("0", 0)), p) for v, (_, p) in zip(listed, beliefs)]
+check(all(abs(b - p) <= 0.05 * p + (8 << 20) for b, p in on_node0),
+      f"1:1: vtierctl list's RAM on node0 is the probe's within 5% ({on_node0})")
 ratio = pairs[0][1] / max(1, pairs[1][1])
 check(0.9 <= ratio <= 1.1, f"1:1: the shares are equal ({ratio:.2f})")
 
