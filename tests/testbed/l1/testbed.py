@@ -603,9 +603,20 @@ class Guest:
                 mon.close()
         return cache[(kind, gen)]
 
-    def placement(self, kind, gen=None):
-        """The probe's summary for the hot or cold pages: {'nodes': {...}, ...}."""
-        return tbprobe.summarize(self.pid, self._translation(kind, gen))
+    def placement(self, kind, gen=None, at_most=None):
+        """The probe's summary for the hot or cold pages: {'nodes': {...}, ...}.
+        With at_most, of that many of them at most, evenly spaced by
+        guest-physical address ('sampled_from': how many there are): each
+        page asked costs the emulated host time beside what it measures."""
+        hvas = self._translation(kind, gen)
+        if not at_most or len(hvas) <= at_most:
+            return tbprobe.summarize(self.pid, hvas)
+        cache = self.__dict__.setdefault("_hva_cache", {})
+        key = ("sample", kind, gen, at_most)
+        if key not in cache:
+            gpas = sorted(hvas)
+            cache[key] = {g: hvas[g] for g in gpas[::-(-len(gpas) // at_most)]}
+        return dict(tbprobe.summarize(self.pid, cache[key]), sampled_from=len(hvas))
 
     def placement_ram(self):
         """The probe's count of all of the guest's RAM per host node: the
