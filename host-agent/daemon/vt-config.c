@@ -59,6 +59,7 @@ vt_config_new_defaults (void)
   c->promote_min_age = 0;
   c->demote_min_age = 25;
   c->cold_max_pct = 5;
+  c->exchange_gap_pct = 150;
   c->cooldown_s = 30;
   c->residency_refresh_rounds = 1;
   c->policy_file = g_strdup ("/var/lib/vtier/policies.conf");
@@ -150,6 +151,7 @@ static const Option options[] = {
   OPT ("tiering", "promote-min-age", OPT_UINT, promote_min_age, 0, 100000),
   OPT ("tiering", "demote-min-age", OPT_UINT, demote_min_age, 0, 100000),
   OPT ("tiering", "cold-threshold", OPT_UINT, cold_max_pct, 0, 100),
+  OPT ("tiering", "exchange-gap", OPT_UINT, exchange_gap_pct, 0, 10000),
   OPT ("tiering", "cooldown", OPT_UINT, cooldown_s, 0, 86400),
   OPT ("tiering", "residency-refresh-rounds", OPT_UINT, residency_refresh_rounds, 1, 1000),
   OPT_RESTART ("tiering", "policy-file", OPT_STRING, policy_file, 0, 0),

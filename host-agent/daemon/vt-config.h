@@ -46,6 +46,7 @@ typedef struct {
   guint migrate_priority; /* the moving thread's nice: -migrate_priority */
   guint promote_min_age, demote_min_age;
   guint cold_max_pct;
+  guint exchange_gap_pct;
   guint cooldown_s;
   guint residency_refresh_rounds;
   char *policy_file; /* where live policy changes persist */

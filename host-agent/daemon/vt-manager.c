@@ -415,8 +415,8 @@ tiering_config (const VtConfig *config)
   return (VtTieringConfig) {
     config->tiering_interval_ms, config->reserve_bytes, config->low_watermark_pct,
     config->high_watermark_pct, config->migrate_bytes_per_s, config->migrate_cpu_ms_per_s,
-    config->promote_min_age, config->demote_min_age, config->cold_max_pct, config->cooldown_s,
-    config->residency_refresh_rounds,
+    config->promote_min_age, config->demote_min_age, config->cold_max_pct,
+    config->exchange_gap_pct, config->cooldown_s, config->residency_refresh_rounds,
   };
 }
 

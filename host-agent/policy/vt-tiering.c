@@ -449,7 +449,7 @@ coldest_oldest_first (gconstpointer a, gconstpointer b)
 /* How far a move may reach into a VM's memory. A demotion: */
 typedef enum {
   DEMOTE_COLD,    /* cold for demote-min-age aggregations */
-  DEMOTE_COLD_NOW, /* ... then what is cold now, however young (exchange) */
+  DEMOTE_SWAP,    /* ... then any, its caller choosing which (plan_exchange) */
   DEMOTE_ANY,     /* ... then warmer memory too, coldest first (contention) */
   /* Promotion only: as PROMOTE_WARM, and memory accessed at all lately
    * (touched_held) too: of a VM whose hot set is spread thin (spread_thin),
@@ -494,11 +494,7 @@ eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r,
   gboolean cold_now = r->nr_accesses * 100 <= c->cold_max_pct * in->max_accesses;
   if (pass == 0)
     return cold_now && r->age >= c->demote_min_age && pl->cold_held;
-  /* A swap within a VM takes cold memory only: between cold (5% of the
-   * samples) and hot (10%) lies a band where heat flickers, and swapping
-   * memory in it for memory just as warm would churn without end (a hot
-   * set larger than the VM's share, uniformly used). */
-  return depth == DEMOTE_ANY || (depth == DEMOTE_COLD_NOW && cold_now);
+  return depth == DEMOTE_ANY || depth == DEMOTE_SWAP;
 }
 
 /* What one VM's plan for one direction found. */
@@ -1247,13 +1243,99 @@ by_imbalance (VmRound *vr, guint n, gboolean promote)
   return order;
 }
 
-/* Exchange within a VM: its hottest memory on a slow node for its cold
- * memory on the top tier (cold now, if not yet for long), paired, up to
- * `bytes`. Its top-tier bytes stay level, so neither its share nor the
- * room limit it. On hugetlbfs the top node's pool may have no free page
- * at all, the VM's own cold pages holding it: each page a demotion here
- * moves goes back to that pool, so the promotions may take as many, and
- * they queue behind those demotions (with them), not ahead. */
+/* Whether memory of heat `cold_nr` on the top tier may swap with memory
+ * of heat `hot_nr` on a slow node: cold now (the cold threshold), or far
+ * below it, by the exchange gap (a ratio) and by a fifth of the scale.
+ * Between cold (5% of the samples) and hot (10%) lies a band where heat
+ * flickers, and swapping memory in it for memory just as warm would churn
+ * without end (a hot set larger than the VM's share, uniformly used): the
+ * gap is what keeps such a hot set from swapping with itself. Cold memory
+ * alone was not enough: in the no-fit matrix case (scatter4k) a VM's top
+ * tier held 18 MiB read 1-24 of 40 while hot-set regions read 29-31 stayed
+ * on node1, and only 21% of its hot set was in DRAM (want 25%). */
+static gboolean
+swaps_with (const VtTieringConfig *c, const VtTieringInput *in, guint cold_nr, guint hot_nr)
+{
+  if (cold_nr * 100 <= c->cold_max_pct * in->max_accesses)
+    return TRUE;
+  return c->exchange_gap_pct > 0 && hot_nr * 100 >= cold_nr * c->exchange_gap_pct &&
+         (hot_nr - MIN (hot_nr, cold_nr)) * 5 >= in->max_accesses;
+}
+
+/* One side of an exchange, region by region: its heat, and its movable
+ * bytes (those cooling too, `with_cooling`). */
+typedef struct {
+  guint nr;
+  guint64 bytes;
+} SwapSide;
+
+static gint
+swap_side_coldest (gconstpointer a, gconstpointer b)
+{
+  const SwapSide *x = a, *y = b;
+  return (x->nr > y->nr) - (x->nr < y->nr);
+}
+
+static GArray *
+swap_side (VtTiering *t, const VtTieringInput *in, const Place *place, gboolean promote,
+           gboolean with_cooling, gint64 now)
+{
+  VmState *s = vm_state (t, in->key);
+  GArray *side = g_array_new (FALSE, FALSE, sizeof (SwapSide));
+  for (guint i = 0; i < in->n_regions; i++) {
+    const VtRegion *r = &in->regions[i];
+    const Place *pl = &place[i];
+    if (!eligible (&t->config, in, r, pl, promote, promote ? 0 : 1,
+                   promote ? PROMOTE_HOT : DEMOTE_SWAP))
+      continue;
+    gboolean hot_held = promote && r->nr_accesses >= in->hot_threshold && pl->hot_held;
+    SwapSide e = { r->nr_accesses, movable_bytes (s, r, pl, promote, now) };
+    if (e.bytes > 0 && (with_cooling || !cooling (s, r->start, r->end, promote, hot_held, now)))
+      g_array_append_val (side, e);
+  }
+  g_array_sort (side, swap_side_coldest);
+  return side;
+}
+
+/* How much of a VM's memory may swap (swaps_with), coldest top-tier memory
+ * with the hottest on slow nodes, `with_cooling` or not; and the heat
+ * bounds of that: the top tier's memory at most `cold_max` goes, slow
+ * memory at least `hot_min` comes (every such pair swaps, the lists being
+ * in order). */
+static guint64
+swap_pairs (VtTiering *t, const VtTieringInput *in, const Place *place, gboolean with_cooling,
+            guint *cold_max, guint *hot_min)
+{
+  gint64 now = g_get_monotonic_time ();
+  g_autoptr (GArray) down = swap_side (t, in, place, FALSE, with_cooling, now);
+  g_autoptr (GArray) up = swap_side (t, in, place, TRUE, with_cooling, now);
+  guint64 paired = 0, down_left = 0, up_left = 0;
+  guint d = 0, u = up->len;
+  while (TRUE) {
+    if (down_left == 0 && d < down->len)
+      down_left = g_array_index (down, SwapSide, d++).bytes;
+    if (up_left == 0 && u > 0)
+      up_left = g_array_index (up, SwapSide, --u).bytes;
+    if (down_left == 0 || up_left == 0)
+      break;
+    guint cold = g_array_index (down, SwapSide, d - 1).nr;
+    guint hot = g_array_index (up, SwapSide, u).nr;
+    if (!swaps_with (&t->config, in, cold, hot))
+      break;
+    guint64 pair = MIN (down_left, up_left);
+    paired += pair, down_left -= pair, up_left -= pair;
+    *cold_max = cold, *hot_min = hot;
+  }
+  return paired;
+}
+
+/* Exchange within a VM: its hottest memory on a slow node for colder
+ * memory on the top tier (swaps_with; cold now, if not yet for long),
+ * paired, up to `bytes`. Its top-tier bytes stay level, so neither its
+ * share nor the room limit it. On hugetlbfs the top node's pool may have
+ * no free page at all, the VM's own cold pages holding it: each page a
+ * demotion here moves goes back to that pool, so the promotions may take
+ * as many, and they queue behind those demotions (with them), not ahead. */
 static guint64
 plan_exchange (VtTiering *t, VmRound *v, guint64 bytes, guint64 budget, GArray *demotes,
                GArray *promotes)
@@ -1261,23 +1343,33 @@ plan_exchange (VtTiering *t, VmRound *v, guint64 bytes, guint64 budget, GArray *
   const VtTieringInput *in = v->in;
   if (in->mode != VT_TIER_MODE_AUTO || v->top_node < 0 || v->slow_node < 0)
     return 0;
-  /* What could go each way, first without planning anything. */
-  PlanResult up = plan_vm (t, in, v->place, TRUE, DEMOTE_COLD, G_MAXUINT64, v->top_node, budget,
-                           TRUE, NULL);
-  PlanResult down = plan_vm (t, in, v->place, FALSE, DEMOTE_COLD_NOW, G_MAXUINT64, v->slow_node,
-                             budget, TRUE, NULL);
-  guint64 pair = MIN (MIN (up.eligible - up.cooling, down.eligible - down.cooling), bytes);
-  v->swap_up = up, v->swap_down = down;
+  guint cold_max = 0, hot_min = 0, unused;
+  guint64 pairs = swap_pairs (t, in, v->place, FALSE, &cold_max, &hot_min);
+  /* What could go each way, as it is reported: the hot memory, and the
+   * top tier's memory that would swap with it, cooldowns or not. */
+  v->swap_up = plan_vm (t, in, v->place, TRUE, PROMOTE_HOT, G_MAXUINT64, v->top_node, budget,
+                        TRUE, NULL);
+  guint64 pairs_any = MAX (pairs, swap_pairs (t, in, v->place, TRUE, &unused, &unused));
+  v->swap_down = (PlanResult) { .eligible = pairs_any, .cooling = pairs_any - pairs };
+  guint64 pair = MIN (pairs, bytes);
   if (pair == 0)
     return 0;
+  /* The regions outside the bounds count as taken. */
+  g_autofree gboolean *not_down = g_new0 (gboolean, in->n_regions);
+  g_autofree gboolean *not_up = g_new0 (gboolean, in->n_regions);
+  for (guint i = 0; i < in->n_regions; i++) {
+    not_down[i] = in->regions[i].nr_accesses > cold_max;
+    not_up[i] = in->regions[i].nr_accesses < hot_min;
+  }
   guint first = demotes->len;
-  v->swap_down = plan_vm (t, in, v->place, FALSE, DEMOTE_COLD_NOW, pair, v->slow_node, budget,
-                          TRUE, demotes);
+  v->swap_down = plan_vm_taken (t, in, v->place, FALSE, DEMOTE_SWAP, pair, v->slow_node, budget,
+                                TRUE, demotes, not_down);
   guint64 *pool = huge_left (t, in, v->top_node);
   if (pool)
     *pool += v->swap_down.planned;
-  v->swap_up = plan_vm (t, in, v->place, TRUE, DEMOTE_COLD, MIN (pair, v->swap_down.planned),
-                        v->top_node, budget, TRUE, pool ? demotes : promotes);
+  v->swap_up = plan_vm_taken (t, in, v->place, TRUE, PROMOTE_HOT,
+                              MIN (pair, v->swap_down.planned), v->top_node, budget, TRUE,
+                              pool ? demotes : promotes, not_up);
   /* The plan credits the pool with what the demotions are to free; the
    * moves then take only what they did free (a demotion may fail). */
   for (guint j = first; pool && j < demotes->len; j++)

@@ -53,6 +53,9 @@ typedef struct {
   guint promote_min_age;        /* aggregations hot before promotion */
   guint demote_min_age;         /* aggregations cold before demotion */
   guint cold_max_pct;           /* nr_accesses at most this % of the max: cold */
+  /* an exchange also takes top-tier memory this % less hot than the slow
+   * memory it swaps with (and by a fifth of the scale); 0: cold only */
+  guint exchange_gap_pct;
   guint cooldown_s;             /* a moved range stays put this long */
   /* rounds a VM's cold memory whole on one node goes between reads of its
    * placement (vt-residency-cache.h); 0 or 1: every page every round */

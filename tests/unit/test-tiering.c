@@ -303,6 +303,7 @@ static const VtTieringConfig config = {
   .interval_ms = 100, .reserve_bytes = 256 * PAGE, .low_watermark_pct = 5,
   .high_watermark_pct = 10, .bytes_per_s = 64ull << 20, .cpu_ms_per_s = 1000,
   .promote_min_age = 3, .demote_min_age = 25, .cold_max_pct = 5, .cooldown_s = 30,
+  .exchange_gap_pct = 150,
 };
 
 static guint
@@ -1473,10 +1474,10 @@ test_exchange_within_vm (void)
   drop_host ();
 }
 
-/* Warm memory (3 of 40: above cold, below hot) is not swapped for hot
- * memory on the slow node: nothing moves, and the VM says why. */
-static void
-test_warm_is_not_swapped (void)
+/* Its hot half (40 of 40) on the slow node, the top tier full with its
+ * other half at `heat`: what a swap moves in 10 rounds, with `gap_pct`. */
+static const VtTieringStats *
+swap_with_top_at (VtTiering **t, World *w, guint heat, guint gap_pct)
 {
   for (int p = 0; p < PAGES; p++) {
     placement[0][p] = p < 2048 ? 1 : 0;
@@ -1484,16 +1485,60 @@ test_warm_is_not_swapped (void)
   }
   node_total[0] = (2048 + 256) * PAGE;
   make_host ();
-  World w;
-  world_init (&w, 1, 2);
-  w.regions[0][2].nr_accesses = w.regions[0][3].nr_accesses = 3;
-  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
-  run_rounds (t, 10);
-  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
-  g_assert_cmpuint (st->exchanged + st->promoted + st->demoted, ==, 0);
-  g_assert_cmpint (st->status, ==, VT_TIERING_STATUS_NO_ROOM);
+  world_init (w, 1, 2);
+  w->regions[0][2].nr_accesses = w->regions[0][3].nr_accesses = heat;
+  VtTieringConfig c = config;
+  c.exchange_gap_pct = gap_pct;
+  *t = vt_tiering_new (&c, inputs, w);
+  run_rounds (*t, 10);
+  return vt_tiering_stats (*t, GUINT_TO_POINTER (1));
+}
+
+static void
+swap_done (VtTiering *t)
+{
+  vt_tiering_free (t);
   node_total[0] = NODE_PAGES * PAGE;
   drop_host ();
+}
+
+/* Warm memory on the top tier (above cold, below hot: 3 of 40) swaps with
+ * hot memory on the slow node, its heat being far below (the exchange
+ * gap); without the gap, only cold memory swapped, and nothing moved. */
+static void
+test_far_colder_is_swapped (void)
+{
+  World w;
+  VtTiering *t;
+  const VtTieringStats *st = swap_with_top_at (&t, &w, 3, 150);
+  g_assert_cmpuint (count (0, 0, 2048, 0), ==, 2048);    /* the hot half came up */
+  g_assert_cmpuint (count (0, 2048, 2048, 1), ==, 2048); /* the warm half went down */
+  /* swapped at first (then, with room left, plain promotion may finish) */
+  g_assert_cmpuint (st->exchanged, >=, 256 * PAGE);
+  swap_done (t);
+
+  st = swap_with_top_at (&t, &w, 3, 0);
+  g_assert_cmpuint (st->exchanged + st->promoted + st->demoted, ==, 0);
+  g_assert_cmpint (st->status, ==, VT_TIERING_STATUS_NO_ROOM);
+  swap_done (t);
+}
+
+/* Memory nearly as hot (30 of 40: the gap wants 26 or less, and a fifth
+ * of the scale between) is not swapped: a hot set larger than the VM's
+ * share, its heat flickering, would swap with itself without end. Nothing
+ * moves: its share holds memory as hot as any it has. */
+static void
+test_nearly_as_hot_is_not_swapped (void)
+{
+  World w;
+  VtTiering *t;
+  const VtTieringStats *st = swap_with_top_at (&t, &w, 30, 150);
+  g_assert_cmpuint (st->exchanged + st->promoted + st->demoted, ==, 0);
+  g_assert_cmpint (st->status, ==, VT_TIERING_STATUS_AT_TARGET);
+  swap_done (t);
+  st = swap_with_top_at (&t, &w, 33, 100); /* the margin: 7 of 40 between */
+  g_assert_cmpuint (st->exchanged + st->promoted + st->demoted, ==, 0);
+  swap_done (t);
 }
 
 /* A VM whose cpuset allows the slow node only (a strict numatune there):
@@ -2085,7 +2130,8 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/own-fast-nodes", test_own_fast_nodes);
   g_test_add_func ("/tiering/scattered-hot-set", test_scattered_hot_set);
   g_test_add_func ("/tiering/exchange-within-vm", test_exchange_within_vm);
-  g_test_add_func ("/tiering/warm-is-not-swapped", test_warm_is_not_swapped);
+  g_test_add_func ("/tiering/far-colder-is-swapped", test_far_colder_is_swapped);
+  g_test_add_func ("/tiering/nearly-as-hot-is-not-swapped", test_nearly_as_hot_is_not_swapped);
   g_test_add_func ("/tiering/pinned-says-so", test_pinned_says_so);
   g_test_add_func ("/tiering/share-beside-counts-pins", test_share_beside_counts_pins);
   g_test_add_func ("/tiering/largest-imbalance-first", test_largest_imbalance_first);
