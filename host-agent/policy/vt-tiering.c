@@ -653,6 +653,19 @@ plan_vm (VtTiering *t, const VtTieringInput *in, const Place *place, gboolean pr
 
 static void run_next_job (VtTiering *t);
 
+/* A VM's bytes per node (VmState.node_bytes) after a move of `moved` bytes
+ * from node `from` to `to`: the listing shows them between measurements
+ * (vt_tiering_node_bytes), as the tier counts above. */
+static void
+node_bytes_moved (GArray *node_bytes, guint from, int to, guint64 moved)
+{
+  if (from >= node_bytes->len || to < 0 || (guint) to >= node_bytes->len)
+    return;
+  moved = MIN (moved, g_array_index (node_bytes, guint64, from));
+  g_array_index (node_bytes, guint64, from) -= moved;
+  g_array_index (node_bytes, guint64, to) += moved;
+}
+
 /* How long a refused promotion's free floor holds: the kernel's watermarks
  * change slowly; after that, promotions probe again. */
 #define REFUSAL_HOLD_S 30
@@ -713,6 +726,7 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
     guint64 *hot_to = job->promote ? &b->hot_top : &b->hot_slow;
     guint64 moved = MIN (st->moved, *from);
     *from -= moved, *to += moved;
+    node_bytes_moved (s->node_bytes, job->move.from, job->node, st->moved);
     if (job->hot) {
       moved = MIN (moved, *hot_from);
       *hot_from -= moved, *hot_to += moved;
