@@ -13,7 +13,7 @@ G_BEGIN_DECLS
 typedef enum {
   VT_CPU_PART_HEAT,      /* reading access results (DAMON's trace, samplers) into heat */
   VT_CPU_PART_RESIDENCY, /* reading where each VM's pages sit (pagemap), for tiering */
-  VT_CPU_PART_NUMA_MAPS, /* each VM's RAM per node for its listing (numa_maps, smaps) */
+  VT_CPU_PART_NUMA_MAPS, /* each VM's RAM per node for its listing (numa_maps) */
   VT_CPU_PART_PLANNING,  /* a tiering round's shares and plans, and its moves' results */
   VT_CPU_PARTS,
 } VtCpuPart;

@@ -182,8 +182,7 @@ read_residency (VtVm *vm, GError **error)
   g_autofree char *numa_maps = vt_process_read_file (vm->pid, "numa_maps", error);
   if (!numa_maps)
     return FALSE;
-  g_autofree char *smaps = vt_process_read_file (vm->pid, "smaps", NULL);
-  return vt_ram_map_read_residency (vm->map, numa_maps, smaps, error);
+  return vt_ram_map_read_residency (vm->map, numa_maps, error);
 }
 
 /* Whether the tiering engine's count of its pages per node is fresh. */

@@ -71,7 +71,7 @@ const guint64 *vt_vm_regions_written (VtVm *vm, const VtRegion *regions, guint n
 /* Its bytes per host node (guint64 by node id) as the tiering engine
  * measured them page by page at `when_us` (monotonic): the listing shows
  * them, and while they are fresh (within two residency intervals) its own
- * read of numa_maps (and smaps) is skipped: the kernel walks every page of
+ * read of numa_maps is skipped: the kernel walks every page of
  * the process for it. In the fit bench, with it off, the main loop's
  * residency part fell from 11.5-15.1 to 3.25-3.5 CPU-s. */
 void vt_vm_set_measured_node_bytes (VtVm *vm, const GArray *node_bytes, gint64 when_us);

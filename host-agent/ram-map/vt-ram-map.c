@@ -267,75 +267,25 @@ parse_numa_maps_line (const char *line, guint lineno, const VtRamMap *map, GPtrA
   return TRUE;
 }
 
-/* A VMA header "START-END perms ..."; FALSE for "Field: value" lines. */
-static gboolean
-parse_smaps_vma_start (const char *first_word, guint64 *start, gboolean *is_vma)
-{
-  const char *dash = strchr (first_word, '-');
-  *is_vma = dash && !g_str_has_suffix (first_word, ":");
-  if (!*is_vma)
-    return TRUE;
-  g_autofree char *text = g_strndup (first_word, dash - first_word);
-  guint64 end;
-  return vt_ram_map_parse_hex (text, FALSE, start) && vt_ram_map_parse_hex (dash + 1, FALSE, &end);
-}
-
-static gboolean
-parse_smaps (const char *smaps, const VtRamMap *map, guint64 *thp_bytes, GError **error)
-{
-  g_auto (GStrv) lines = g_strsplit (smaps, "\n", -1);
-  gint block = -1; /* of the current VMA */
-  for (guint i = 0; lines[i]; i++)
-    {
-      g_autoptr (GPtrArray) words = vt_ram_map_split_words (lines[i]);
-      if (words->len == 0)
-        continue;
-      guint64 start;
-      gboolean is_vma;
-      if (!parse_smaps_vma_start (WORD (words, 0), &start, &is_vma))
-        return bad_line ("smaps", i + 1, "bad VMA range", WORD (words, 0), error);
-      if (is_vma)
-        {
-          block = block_containing (map, start);
-          continue;
-        }
-      if (block < 0 || (!g_str_equal (WORD (words, 0), "AnonHugePages:")
-                        && !g_str_equal (WORD (words, 0), "FilePmdMapped:")))
-        continue;
-      guint64 kb;
-      if (words->len != 3 || !g_str_equal (WORD (words, 2), "kB")
-          || !vt_ram_map_parse_dec (WORD (words, 1), G_MAXUINT64 / 1024, &kb))
-        return bad_line ("smaps", i + 1, "bad size", lines[i], error);
-      thp_bytes[block] += kb * 1024;
-    }
-  return TRUE;
-}
-
 gboolean
-vt_ram_map_read_residency (VtRamMap *map, const char *numa_maps, const char *smaps,
-                           GError **error)
+vt_ram_map_read_residency (VtRamMap *map, const char *numa_maps, GError **error)
 {
   g_return_val_if_fail (map != NULL && numa_maps != NULL, FALSE);
   /* Filled aside, so that a failure leaves the map as it was. */
   g_autoptr (GPtrArray) node_bytes = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
   for (guint b = 0; b < map->blocks->len; b++)
     g_ptr_array_add (node_bytes, g_array_new (FALSE, TRUE, sizeof (guint64)));
-  g_autofree guint64 *thp_bytes = g_new0 (guint64, map->blocks->len + 1);
 
   g_auto (GStrv) lines = g_strsplit (numa_maps, "\n", -1);
   for (guint i = 0; lines[i]; i++)
     if (!parse_numa_maps_line (lines[i], i + 1, map, node_bytes, error))
       return FALSE;
-  if (smaps && !parse_smaps (smaps, map, thp_bytes, error))
-    return FALSE;
 
   for (guint b = 0; b < map->blocks->len; b++)
     {
       VtRamBlock *block = g_ptr_array_index (map->blocks, b);
       g_array_unref (block->node_bytes);
       block->node_bytes = g_array_ref (g_ptr_array_index (node_bytes, b));
-      if (smaps)
-        block->thp_bytes = thp_bytes[b];
     }
   return TRUE;
 }

@@ -39,7 +39,6 @@ typedef struct {
   guint64 size;      /* bytes */
   guint64 hva;       /* start in the QEMU process */
   guint64 page_size; /* the backend's page size (4 KiB, or hugetlbfs 2 MiB / 1 GiB) */
-  guint64 thp_bytes; /* of it, mapped by transparent huge pages (smaps) */
   GArray *gpa;       /* VtGpaRange (region = id): its guest-physical ranges */
   GArray *node_bytes;/* guint64 per host node index: resident bytes there */
 } VtRamBlock;
@@ -104,19 +103,16 @@ VtRamMap *vt_ram_map_build (JsonArray *memdevs, GPtrArray *rows, GArray *mtree,
  * its block, a page size that is not a power of two, no backend at all). */
 VtRamMap *vt_ram_map_from_ram_blocks (JsonArray *blocks, GError **error);
 
-/* Fills node_bytes of each block from /proc/PID/numa_maps text (the lines
- * whose address lies in a block; counts times kernelpagesize_kB), and
- * thp_bytes from /proc/PID/smaps text (AnonHugePages + FilePmdMapped of the
- * block's VMAs; smaps may be NULL, then thp_bytes is left alone). Replaces
- * earlier values; on failure the map is unchanged. */
 /* Whether every block's [hva, hva + size) is mapped in the process whose
  * /proc/PID/maps text `maps` is. What QEMU (or a peer claiming to be one)
  * said of its RAM must be true of the process vtierd will move pages of;
  * VT_ERROR_INVALID names the first block that is not. */
 gboolean vt_ram_map_check_mapped (const VtRamMap *map, const char *maps, GError **error);
 
-gboolean vt_ram_map_read_residency (VtRamMap *map, const char *numa_maps, const char *smaps,
-                                    GError **error);
+/* Fills node_bytes of each block from /proc/PID/numa_maps text (the lines
+ * whose address lies in a block; counts times kernelpagesize_kB). Replaces
+ * earlier values; on failure the map is unchanged. */
+gboolean vt_ram_map_read_residency (VtRamMap *map, const char *numa_maps, GError **error);
 
 /* QEMU's own buffers the kernel pins: the UMEM of each queue of an af-xdp
  * netdev (packet buffers, 32 MiB a queue), from x-query-af-xdp-umems

@@ -1,6 +1,6 @@
 /* What QEMU says of its RAM and what /proc says of the process: the first
  * byte picks the parser (x-query-ramblock text, `info mtree -f`, the
- * command line, numa_maps and smaps against a map of one 1 GiB block). */
+ * command line, numa_maps against a map of one 1 GiB block). */
 #include "fuzz.h"
 
 #include <string.h>
@@ -59,11 +59,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   }
   default: {
     g_autoptr (VtRamMap) map = one_block_map ();
-    /* numa_maps, then smaps after a NUL if there is one. */
-    const char *smaps = memchr (data + 1, '\0', size - 1) ? text + strlen (text) + 1 : NULL;
-    g_autofree char *smaps_text = smaps ? g_strndup (smaps, (gsize) (size - 1) - strlen (text) - 1)
-                                        : NULL;
-    vt_ram_map_read_residency (map, text, smaps_text, &error);
+    vt_ram_map_read_residency (map, text, &error);
     break;
   }
   }

@@ -94,11 +94,7 @@ build_map (const char *vm, gboolean with_residency)
   if (with_residency)
     {
       g_autofree char *numa_maps = read_data (vm, "numa_maps.txt");
-      g_autofree char *smaps = NULL;
-      g_autofree char *smaps_path = g_build_filename (g_getenv ("VT_TEST_DATA"), vm, "smaps.txt", NULL);
-      if (g_file_test (smaps_path, G_FILE_TEST_EXISTS))
-        smaps = read_data (vm, "smaps.txt");
-      g_assert_true (vt_ram_map_read_residency (map, numa_maps, smaps, &error));
+      g_assert_true (vt_ram_map_read_residency (map, numa_maps, &error));
       g_assert_no_error (error);
     }
   return map;
@@ -379,9 +375,8 @@ test_libvirt_numa2 (void)
 
 /* Expected bytes hard-coded from a by-hand scan (python3 over numa_maps.txt:
  * the lines whose address is in [hva, hva+size), N<node>=count times
- * kernelpagesize_kB*1024; smaps: AnonHugePages+FilePmdMapped of the VMAs
- * starting in the block). Each block is one VMA, all on host node 0:
- * qemu-numa2 mem0 line 28 N0=56979, mem1 line 24 N0=43520 (THP 174080 kB);
+ * kernelpagesize_kB*1024). Each block is one VMA, all on host node 0:
+ * qemu-numa2 mem0 line 28 N0=56979, mem1 line 24 N0=43520;
  * qemu-plain pc.ram N0=57344; libvirt ram-node0 N0=23552, ram-node1 N0=2048. */
 static void
 test_residency (void)
@@ -389,9 +384,7 @@ test_residency (void)
   g_autoptr (VtRamMap) numa2 = build_map ("qemu-numa2", TRUE);
   g_assert_cmpuint (node_bytes (block_at (numa2, 0), 0), ==, 56979 * 4096ull);
   g_assert_cmpuint (block_at (numa2, 0)->node_bytes->len, ==, 1);
-  g_assert_cmpuint (block_at (numa2, 0)->thp_bytes, ==, 0);
   g_assert_cmpuint (node_bytes (block_at (numa2, 1), 0), ==, 43520 * 4096ull);
-  g_assert_cmpuint (block_at (numa2, 1)->thp_bytes, ==, 174080 * 1024ull);
 
   g_autoptr (VtRamMap) plain = build_map ("qemu-plain", TRUE);
   g_assert_cmpuint (node_bytes (block_at (plain, 0), 0), ==, 57344 * 4096ull);
@@ -406,7 +399,7 @@ test_residency (void)
     "7f429fc00000 bind:1 anon=3 N0=1 N2=2 kernelpagesize_kB=4\n"
     "7f429fe00000 bind:1 anon=1 huge N2=1 kernelpagesize_kB=2048\n"
     "7f42c7fff000 default anon=9 N0=9 kernelpagesize_kB=4\n"; /* just past mem0 */
-  g_assert_true (vt_ram_map_read_residency (numa2, synthetic, NULL, &error));
+  g_assert_true (vt_ram_map_read_residency (numa2, synthetic, &error));
   g_assert_no_error (error);
   const VtRamBlock *mem1 = block_at (numa2, 1);
   g_assert_cmpuint (mem1->node_bytes->len, ==, 3);
@@ -414,7 +407,6 @@ test_residency (void)
   g_assert_cmpuint (node_bytes (mem1, 1), ==, 0);
   g_assert_cmpuint (node_bytes (mem1, 2), ==, 2 * 4096 + 2 * MiB);
   g_assert_cmpuint (block_at (numa2, 0)->node_bytes->len, ==, 0);
-  g_assert_cmpuint (mem1->thp_bytes, ==, 174080 * 1024ull); /* smaps NULL: kept */
 }
 
 /* Offsets of guest RAM laid end to end: mem0's 384 MiB, then mem1. */
@@ -724,21 +716,15 @@ test_residency_bad (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (VtRamMap) map = build_map ("qemu-numa2", TRUE);
   const char *bad_count = "55d33b6d9000 default\n7f429fc00000 default anon=1 N0=1x kernelpagesize_kB=4\n";
-  g_assert_false (vt_ram_map_read_residency (map, bad_count, NULL, &error));
+  g_assert_false (vt_ram_map_read_residency (map, bad_count, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "numa_maps line 2: bad page count 'N0=1x'"));
   g_clear_error (&error);
   /* A failed read leaves the earlier figures. */
   g_assert_cmpuint (node_bytes (block_at (map, 1), 0), ==, 43520 * 4096ull);
 
-  g_assert_false (vt_ram_map_read_residency (map, "zz default\n", NULL, &error));
+  g_assert_false (vt_ram_map_read_residency (map, "zz default\n", &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
-  g_clear_error (&error);
-
-  const char *bad_smaps = "7f429fc00000-7f42afc00000 rw-p 00000000 00:00 0\nAnonHugePages:    lots kB\n";
-  g_assert_false (vt_ram_map_read_residency (map, "", bad_smaps, &error));
-  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
-  g_assert_nonnull (strstr (error->message, "smaps line 2"));
 }
 
 /* ---- af-xdp UMEMs (x-query-af-xdp-umems, qemu-patches/0006) ---- */
