@@ -1421,8 +1421,10 @@ test_own_fast_nodes (void)
 static void
 test_scattered_hot_set (void)
 {
-  for (int p = 0; p < PAGES; p++)
+  for (int p = 0; p < PAGES; p++) {
     placement[0][p] = p < 1024 ? p % 2 : 0;
+    placement[1][p] = 1; /* no VM b: none of node0 */
+  }
   make_host ();
   World w;
   world_init (&w, 1, 1);
@@ -1444,8 +1446,8 @@ test_scattered_hot_set (void)
  * (cold now, touched too recently to count as old) filling what the top
  * tier has beyond the reserve. Nobody is above share and there is no
  * room, so only a swap helps: hot up, cold down, paired, its top-tier
- * bytes level. Memory that is warm, not cold, is not swapped: its heat
- * flickers around the hot threshold, and swapping it would churn. */
+ * bytes level. (Warmer memory: test_far_colder_is_swapped and
+ * test_nearly_as_hot_is_not_swapped.) */
 static void
 test_exchange_within_vm (void)
 {
@@ -1987,8 +1989,10 @@ test_huge_page_moves_as_one_unit (void)
 static VtTiering *
 run_hugetlb_exchange (World *w, gboolean cold_busy)
 {
-  for (int p = 0; p < PAGES; p++)
+  for (int p = 0; p < PAGES; p++) {
     placement[0][p] = p < 1024 ? 1 : 0;
+    placement[1][p] = 1; /* no VM b: none of node0 */
+  }
   huge_pool[0] = (PAGES - 1024) / 512; /* all in use by its cold pages */
   huge_pool[1] = 1024 / 512 + 4;
   if (cold_busy)
