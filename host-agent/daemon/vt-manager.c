@@ -412,11 +412,20 @@ log_sources (VtAccess *access)
 static VtTieringConfig
 tiering_config (const VtConfig *config)
 {
+  /* By name: a field added to VtTieringConfig cannot take another's value. */
   return (VtTieringConfig) {
-    config->tiering_interval_ms, config->reserve_bytes, config->low_watermark_pct,
-    config->high_watermark_pct, config->migrate_bytes_per_s, config->migrate_cpu_ms_per_s,
-    config->promote_min_age, config->demote_min_age, config->cold_max_pct,
-    config->exchange_gap_pct, config->cooldown_s, config->residency_refresh_rounds,
+    .interval_ms = config->tiering_interval_ms,
+    .reserve_bytes = config->reserve_bytes,
+    .low_watermark_pct = config->low_watermark_pct,
+    .high_watermark_pct = config->high_watermark_pct,
+    .bytes_per_s = config->migrate_bytes_per_s,
+    .cpu_ms_per_s = config->migrate_cpu_ms_per_s,
+    .promote_min_age = config->promote_min_age,
+    .demote_min_age = config->demote_min_age,
+    .cold_max_pct = config->cold_max_pct,
+    .exchange_gap_pct = config->exchange_gap_pct,
+    .cooldown_s = config->cooldown_s,
+    .residency_refresh_rounds = config->residency_refresh_rounds,
   };
 }
 
