@@ -79,6 +79,10 @@ tiering_inputs (GArray *inputs, gpointer data)
     in.kernel_moves = vt_kernel_engine_choose (m->kernel, vm, m->config->tiering_engine, &in) ==
                       VT_TIERING_ENGINE_KERNEL;
     in.regions = vt_tracker_regions (t, &in.n_regions);
+    guint n_fresh;
+    in.fresh_accesses = vt_tracker_fresh_accesses (t, &n_fresh);
+    if (n_fresh != in.n_regions)
+      in.fresh_accesses = NULL;
     in.written = vt_vm_regions_written (vm, in.regions, in.n_regions);
     g_array_append_val (inputs, in);
   }

@@ -313,6 +313,12 @@ vt_tracker_regions (VtTracker *t, guint *n)
   return vt_heat_hold_regions (t->hold, n);
 }
 
+const guint *
+vt_tracker_fresh_accesses (VtTracker *t, guint *n)
+{
+  return vt_heat_hold_fresh_accesses (t->hold, n);
+}
+
 guint
 vt_tracker_max_accesses (VtTracker *t)
 {

@@ -40,6 +40,8 @@ void vt_tracker_load (VtTracker *tracker, const VtRegion *regions, guint n, guin
 /* The regions of the last aggregation, their heat held (vt-heat-hold.h):
  * what vtierd calls hot, tiers and reports. */
 const VtRegion *vt_tracker_regions (VtTracker *tracker, guint *n);
+/* The same regions' counts in that aggregation alone, unheld. */
+const guint *vt_tracker_fresh_accesses (VtTracker *tracker, guint *n);
 guint vt_tracker_max_accesses (VtTracker *tracker);
 guint vt_tracker_hot_threshold (VtTracker *tracker); /* nr_accesses from which hot, now */
 guint vt_tracker_hot_threshold_set (VtTracker *tracker); /* ... as configured */

@@ -55,6 +55,8 @@ typedef struct {
   guint64 warmth_aggregation; /* the aggregation count warm_rounds last took in */
   guint warmth_seen;          /* fresh rounds noted, up to WARMTH_ROUNDS */
   gboolean warmth_fresh;      /* the last round's heat was a new aggregation */
+  /* bytes its own counts (not held) read warm lately: dim_aggregation */
+  guint64 own_warm_peak;
   /* which of the last TOUCH_ROUNDS fresh rounds (bit 0 the last) read
    * memory on slow nodes hot in passing (not held hot) */
   guint flicker_rounds;
@@ -115,8 +117,9 @@ typedef struct {
  * chunks' last rounds say (see note_warmth). */
 typedef struct {
   guint64 top, slow;
-  gboolean warm_held; /* warm in most of the last rounds */
+  gboolean warm_held; /* warm in most of the last rounds, and again by their own counts */
   gboolean hot_held;  /* warm (or hotter) in HOT_HOLD_ROUNDS of them */
+  gboolean hot_again; /* ... by those rounds' own aggregations, unheld */
   gboolean cold_held; /* in none of them */
   gboolean touched_held; /* accessed at all in TOUCH_HOLD_ROUNDS of the last TOUCH_ROUNDS */
   /* where most of its top-tier and of its slow bytes sit, and the class
@@ -481,7 +484,7 @@ eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r,
   if (promote)
     return pl->slow > 0 && r->age >= c->promote_min_age &&
            (in->mode == VT_TIER_MODE_FAST_ONLY ||
-            (r->nr_accesses >= in->hot_threshold && pl->hot_held) ||
+            (r->nr_accesses >= in->hot_threshold && pl->hot_again) ||
             (depth >= PROMOTE_WARM && r->nr_accesses >= warm_floor (in) && pl->warm_held) ||
             (depth == PROMOTE_TOUCHED && pl->touched_held));
   if (pl->top == 0)
@@ -1005,7 +1008,10 @@ merge_jobs (GArray *jobs, const GArray *demotes, const GArray *promotes, guint64
  * rounds it lay in a region accessed at all. A chunk that was in half of
  * TOUCH_HOLD_ROUNDS of them passes; an idle VM's checksum pass, once in 30 s,
  * touches a chunk in a round or two of them (and such a VM is not
- * spread_thin). */
+ * spread_thin). Accessed by its aggregation's own count: the held heat
+ * (vt-heat-hold.h) of a pass lasts ~5 s, and the fit bench's busy VMs,
+ * spread thin, took up what their checksum pass crossed (61 MiB in a run
+ * after their hot sets were up) and let it go again. */
 #define TOUCH_ROUNDS 16
 #define TOUCH_HOLD_ROUNDS 3
 #define TOUCH_SHIFT 8
@@ -1016,6 +1022,38 @@ merge_jobs (GArray *jobs, const GArray *demotes, const GArray *promotes, guint64
  * was promoted 142 MiB (and demoted 488) while three busy VMs' hot sets
  * waited, below their share at +64 s. */
 #define HOT_HOLD_ROUNDS 2
+/* ... and for promotion, in two rounds by their aggregations' own counts
+ * (vt-heat-hold.h), from bit AGAIN_SHIFT on: held, a region a scan passed
+ * reads warm for seconds after, round after round, and came up (the fit
+ * bench: an idle VM whose hot set is 8 MiB went ~400 MiB up and as much
+ * down after its first 45 s, every run; ~25 MiB with the scan off). Its
+ * demand and share go by the held heat still: one aggregation of a guest
+ * whose vCPU did not run reads its hot set cold, and by its own counts a
+ * busy VM's demand fell to 106-172 MiB with 220 MiB of it hot. */
+#define AGAIN_SHIFT (TOUCH_SHIFT + TOUCH_ROUNDS + 1) /* a bit apart: the touch bits shift into none */
+G_STATIC_ASSERT (AGAIN_SHIFT + WARMTH_ROUNDS < 32);
+
+/* Whether the last aggregation's own counts read less than half as many
+ * bytes warm as the VM's recent ones (peak, decayed by a fifth a fresh
+ * round): the guest hardly ran in it (a vCPU off the host CPU, as on a
+ * loaded host), and it says nothing of what is hot; the held heat is what
+ * the hold is for then. Taken as they came, the rest of a busy VM's hot
+ * set read warm again in too few rounds and 36-50 MiB of it waited on
+ * the slow node for a minute (the fit bench on one CPU). A scan's trail
+ * does not dim a round: it is held heat, not the own counts. */
+static gboolean
+dim_aggregation (VmState *s, const VtTieringInput *in)
+{
+  if (!in->fresh_accesses)
+    return FALSE;
+  guint64 warm = 0;
+  for (guint i = 0; i < in->n_regions; i++)
+    if (in->fresh_accesses[i] >= warm_floor (in))
+      warm += in->regions[i].end - in->regions[i].start;
+  gboolean dim = warm * 2 < s->own_warm_peak;
+  s->own_warm_peak = MAX (warm, s->own_warm_peak - s->own_warm_peak / 5);
+  return dim;
+}
 
 static void
 note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
@@ -1023,6 +1061,7 @@ note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
   VmState *s = vm_state (t, in->key);
   const guint warm_mask = (1u << WARMTH_ROUNDS) - 1;
   const guint touch_mask = ((1u << TOUCH_ROUNDS) - 1) << TOUCH_SHIFT;
+  const guint again_mask = ((1u << WARMTH_ROUNDS) - 1) << AGAIN_SHIFT;
   /* A round counts only with an aggregation it has not seen: the interval
    * tuner stretches an idle VM's aggregation to seconds (6.4 s at 32x),
    * and rounds come every second, so one aggregation in which a checksum
@@ -1039,16 +1078,21 @@ note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
   gpointer key, bits;
   g_hash_table_iter_init (&it, s->warm_rounds);
   while (g_hash_table_iter_next (&it, &key, &bits)) {
-    guint kept = fresh ? (GPOINTER_TO_UINT (bits) << 1) & (warm_mask | touch_mask)
+    guint kept = fresh ? (GPOINTER_TO_UINT (bits) << 1) & (warm_mask | touch_mask | again_mask)
                        : GPOINTER_TO_UINT (bits);
     if (kept)
       g_hash_table_insert (now, key, GUINT_TO_POINTER (kept));
   }
+  const guint *own = fresh && !dim_aggregation (s, in) ? in->fresh_accesses : NULL;
   for (guint i = 0; fresh && i < in->n_regions; i++) {
     const VtRegion *r = &in->regions[i];
     if (r->nr_accesses == 0 || r->end <= r->start)
       continue;
-    guint bit = 1u << TOUCH_SHIFT | (r->nr_accesses >= warm_floor (in) ? 1 : 0);
+    /* Touched and warm again by its own count (AGAIN_SHIFT); warm by the
+     * held heat as well. */
+    guint seen = own ? own[i] : r->nr_accesses;
+    guint bit = (seen > 0 ? 1u << TOUCH_SHIFT : 0) | (r->nr_accesses >= warm_floor (in) ? 1 : 0) |
+                (seen >= warm_floor (in) ? 1u << AGAIN_SHIFT : 0);
     for (guint64 c = r->start / HUGE_PAGE; c <= (r->end - 1) / HUGE_PAGE; c++) {
       key = GSIZE_TO_POINTER ((gsize) c);
       g_hash_table_insert (now, key,
@@ -1057,22 +1101,34 @@ note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
   }
   for (guint i = 0; i < in->n_regions; i++) {
     const VtRegion *r = &in->regions[i];
-    guint least = WARMTH_ROUNDS, any = 0;
+    guint least = WARMTH_ROUNDS, least_again = WARMTH_ROUNDS, any = 0;
     guint64 chunks = 0, touched = 0;
     for (guint64 c = r->start / HUGE_PAGE; r->end > r->start && c <= (r->end - 1) / HUGE_PAGE; c++) {
       guint b = GPOINTER_TO_UINT (g_hash_table_lookup (now, GSIZE_TO_POINTER ((gsize) c)));
       least = MIN (least, (guint) __builtin_popcount (b & warm_mask));
+      least_again = MIN (least_again, (guint) __builtin_popcount (b & again_mask));
       any |= b & warm_mask;
       chunks++;
       touched += (guint) __builtin_popcount (b & touch_mask);
     }
-    place[i].warm_held = least >= WARM_HOLD_ROUNDS;
     /* By the mean of its chunks: DAMON splits and merges regions, and a
      * region of a thin hot set is seen accessed in one place or another. */
     place[i].touched_held = chunks > 0 && touched >= TOUCH_HOLD_ROUNDS * chunks;
+    /* Its own aggregations read it warm in two rounds, or accessed in
+     * rounds over the longer window, or its held heat stayed warm all of
+     * the last rounds: not one pass of a scan, which the held heat
+     * carries into the next few rounds only. Without the last two, the
+     * rest of a busy VM's hot set (18-22 MiB, held hot all along, its own
+     * counts warm in too few rounds) waited on the slow node for a
+     * minute (the fit bench on one CPU). */
+    gboolean again = least_again >= MIN (HOT_HOLD_ROUNDS, s->warmth_seen) ||
+                     place[i].touched_held ||
+                     (s->warmth_seen == WARMTH_ROUNDS && least == WARMTH_ROUNDS);
+    place[i].warm_held = least >= WARM_HOLD_ROUNDS && again;
     /* A VM seen for the first time has no history: what is hot then
      * counts (vtierd just started, or the VM did). */
     place[i].hot_held = least >= MIN (HOT_HOLD_ROUNDS, s->warmth_seen);
+    place[i].hot_again = place[i].hot_held && again;
     place[i].cold_held = any == 0;
   }
   g_hash_table_unref (s->warm_rounds);

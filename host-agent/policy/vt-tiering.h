@@ -69,6 +69,9 @@ typedef struct {
   VtProcess process; /* its QEMU: pid and start time (vt-process.h) */
   const VtRegion *regions;
   guint n_regions;
+  /* each region's count in its last aggregation alone, before the heat
+   * hold (vt-heat-hold.h), or NULL: the regions' own */
+  const guint *fresh_accesses;
   /* pages of each region written in the last dirty-page window, or NULL
    * (vt-dirty-pages.h): between regions of equal heat, the written one
    * comes up first and goes down last (a write to a slow tier costs more) */

@@ -7,6 +7,7 @@ struct _VtHeatHold {
   double decay;   /* per aggregation, 0..1 */
   guint age_scale;
   GArray *held;   /* VtRegion, sorted by start */
+  GArray *fresh;  /* guint: each held region's own count, unheld */
 };
 
 VtHeatHold *
@@ -16,6 +17,7 @@ vt_heat_hold_new (guint64 aggr_us, guint64 half_life_us)
   h->half_life_us = half_life_us;
   vt_heat_hold_set_interval (h, aggr_us, 1);
   h->held = g_array_new (FALSE, FALSE, sizeof (VtRegion));
+  h->fresh = g_array_new (FALSE, FALSE, sizeof (guint));
   return h;
 }
 
@@ -32,6 +34,7 @@ vt_heat_hold_free (VtHeatHold *h)
   if (!h)
     return;
   g_array_unref (h->held);
+  g_array_unref (h->fresh);
   g_free (h);
 }
 
@@ -42,7 +45,9 @@ vt_heat_hold_update (VtHeatHold *h, const VtRegion *fresh, guint n)
   const VtRegion *old = (const VtRegion *) h->held->data;
   guint n_old = h->held->len, j = 0;
 
+  g_array_set_size (h->fresh, n);
   for (guint i = 0; i < n; i++) {
+    g_array_index (h->fresh, guint, i) = fresh[i].nr_accesses;
     VtRegion r = fresh[i];
     r.age = (guint) MIN ((guint64) r.age * h->age_scale, G_MAXUINT);
     /* Old regions wholly before this one can serve no later one either:
@@ -70,4 +75,11 @@ vt_heat_hold_regions (const VtHeatHold *h, guint *n)
 {
   *n = h->held->len;
   return (const VtRegion *) h->held->data;
+}
+
+const guint *
+vt_heat_hold_fresh_accesses (const VtHeatHold *h, guint *n)
+{
+  *n = h->fresh->len;
+  return (const guint *) h->fresh->data;
 }

@@ -38,3 +38,8 @@ const VtRegion *vt_heat_hold_update (VtHeatHold *hold, const VtRegion *fresh, gu
 
 /* The held regions of the last update (none before the first). */
 const VtRegion *vt_heat_hold_regions (const VtHeatHold *hold, guint *n);
+/* The last update's own counts, before the hold: one per held region, in
+ * the same order. What a single aggregation saw, for what asks whether
+ * memory read warm again in another one (a scan's pass reads hot in one,
+ * and the hold would carry it into the next ones). */
+const guint *vt_heat_hold_fresh_accesses (const VtHeatHold *hold, guint *n);

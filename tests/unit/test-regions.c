@@ -837,6 +837,13 @@ test_hold_bridges_cold_readings (void)
   g_assert_true (vt_heat_hold_regions (hold, &n) == held);
   g_assert_cmpuint (n, ==, 2);
   g_assert_cmpuint (vt_regions_bytes_at_least (held, n, THRESHOLD), ==, 56 * MiB);
+  /* Beside them, what this aggregation read alone: region 0 is held hot,
+   * its own count is 0. */
+  const guint *fresh = vt_heat_hold_fresh_accesses (hold, &n);
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_cmpuint (held[0].nr_accesses, >, 0);
+  g_assert_cmpuint (fresh[0], ==, 0);
+  g_assert_cmpuint (fresh[1], ==, SAMPLES / 2);
 }
 
 /* When DAMON splits and merges between aggregations, the held heat follows

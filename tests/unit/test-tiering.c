@@ -212,6 +212,8 @@ typedef struct {
   gboolean has_written[2];   /* ... known (a QEMU with the dirty-page commands) */
   guint64 aggregations[2];   /* its heat's aggregations so far; 0: every round a new one */
   guint64 max[2];            /* its policy's max; 0: none */
+  guint fresh[2][4];         /* each region's last aggregation alone (the heat hold's input) */
+  gboolean has_fresh[2];     /* ... given; otherwise the regions' own counts */
   guint n_vms;
 } World;
 
@@ -231,6 +233,7 @@ inputs (GArray *out, gpointer data)
       .heat_pending = w->heat_pending[v], .kernel_moves = w->kernel_moves[v],
       .interleave_top = w->interleave[v][0], .interleave_slow = w->interleave[v][1],
       .written = w->has_written[v] ? w->written[v] : NULL,
+      .fresh_accesses = w->has_fresh[v] ? w->fresh[v] : NULL,
     };
     for (int r = 0; r < 4; r++)
       if (w->regions[v][r].nr_accesses >= 4)
@@ -1000,6 +1003,37 @@ test_thin_hot_set_comes_up (void)
   drop_host ();
 }
 
+/* The same, and a checksum pass over a's region 3 once in eight rounds:
+ * its own count reads it in that round, the heat hold for three more (5,
+ * then 3, 2, 1 of 40). Touched by its own counts, it stays down; by the
+ * held ones it read touched in half of the rounds and came up with the
+ * thin hot set (the fit bench: 61 MiB a busy VM's pass crossed). */
+static void
+test_held_pass_is_not_touched (void)
+{
+  static const guint held[] = { 5, 3, 2, 1, 0, 0, 0, 0 };
+  World w;
+  a_half_up_b_on_the_slow_node (&w);
+  w.has_fresh[0] = w.has_fresh[1] = TRUE;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  for (guint round = 0; round < 32; round++) {
+    /* An aggregation each: two rounds in one (a loaded host) read it once. */
+    w.aggregations[0]++, w.aggregations[1]++;
+    w.regions[0][2].nr_accesses = w.fresh[0][2] = thin_heat (round);
+    w.regions[0][3].nr_accesses = held[round % G_N_ELEMENTS (held)];
+    w.fresh[0][3] = round % G_N_ELEMENTS (held) == 0 ? 5 : 0;
+    for (int r = 0; r < 4; r++) {
+      w.regions[0][r].nr_accesses = r < 2 ? 40 : w.regions[0][r].nr_accesses;
+      w.fresh[0][r] = r < 2 ? 40 : w.fresh[0][r];
+      w.regions[1][r].nr_accesses = w.fresh[1][r] = thin_heat (round);
+    }
+    run_rounds (t, 1);
+  }
+  g_assert_cmpuint (count (0, 2048, 1024, 0), ==, 1024); /* a's thin hot set came up */
+  g_assert_cmpuint (count (0, 3072, 1024, 1), ==, 1024); /* what its pass crossed did not */
+  drop_host ();
+}
+
 /* A contiguous hot set that came up whole: the region at its edge holds
  * a few pages of it on the slow node and reads hot now and then (the
  * bench's app b: "hot 2" MiB in passing below 226 MiB held hot above).
@@ -1183,6 +1217,19 @@ test_interleave_waits_for_room (void)
   drop_host ();
 }
 
+/* VM a's region 1, hot in every aggregation now, comes up: round by
+ * round on new aggregations, however slow the host. */
+static void
+region_1_comes_up (VtTiering *t, World *w)
+{
+  gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (count (0, 1024, 1024, 0) < 1024 && g_get_monotonic_time () < end) {
+    w->aggregations[0]++;
+    run_rounds (t, 1);
+  }
+  g_assert_cmpuint (count (0, 1024, 1024, 0), ==, 1024);
+}
+
 /* A scan that makes each region hot for one aggregation in turn (an idle
  * VM's checksum pass: with THP, each 4 KiB page it reads marks a whole
  * huge page accessed) brings nothing up; a region hot in two aggregations
@@ -1207,9 +1254,107 @@ test_passing_hot_scan_stays_down (void)
   g_assert_cmpuint (st->promoted, ==, 0);
   for (int r = 0; r < 4; r++)
     w.regions[0][r].nr_accesses = r == 1 ? 8 : 0;
-  gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC; /* however slow the host */
-  while (count (0, 1024, 1024, 0) < 1024 && g_get_monotonic_time () < end) {
+  region_1_comes_up (t, &w);
+  drop_host ();
+}
+
+/* The same pass as the heat hold shows it (vt-heat-hold.h), over a VM
+ * whose region 0, in DRAM, is hot all along: each region the pass crossed
+ * reads hot for rounds after (8, then 4, 2, 1 of 40: halved each round,
+ * as by the default half-life and rounds), though its own counts read it
+ * in one. Whether it read warm again goes by those: it
+ * stays down, and a region hot in every aggregation comes up. By the held
+ * counts the pass read warm in two rounds and came up (the fit bench's
+ * idle VM: ~400 MiB up and down after its first 45 s). */
+static void
+test_held_scan_stays_down (void)
+{
+  World w;
+  one_vm_split (&w, 1024, 1);
+  w.has_fresh[0] = TRUE;
+  w.fresh[0][0] = 40;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  w.aggregations[0] = 1;
+  run_rounds (t, 2); /* vtierd has seen the VM */
+  for (guint round = 0; round < 12; round++) {
     w.aggregations[0]++;
+    for (int r = 1; r < 4; r++) {
+      gboolean passing = (guint) r == round % 6;
+      w.fresh[0][r] = passing ? 8 : 0;
+      w.regions[0][r].nr_accesses = MAX (w.fresh[0][r], w.regions[0][r].nr_accesses / 2);
+    }
+    run_rounds (t, 1);
+  }
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (st->promoted, ==, 0);
+  for (int r = 1; r < 4; r++)
+    w.regions[0][r].nr_accesses = w.fresh[0][r] = r == 1 ? 8 : 0;
+  region_1_comes_up (t, &w);
+  drop_host ();
+}
+
+/* The rest of a hot set spread thin, held hot (8 of 40) while its own
+ * counts read warm once in six rounds and touched in half of them: it
+ * comes up. Asked to read warm again by its own counts alone, it waited
+ * on the slow node (the fit bench: 18 MiB of a busy VM's for 36 s). */
+static void
+test_thin_held_hot_comes_up (void)
+{
+  World w;
+  one_vm_on_the_slow_node (&w, 0);
+  w.has_fresh[0] = TRUE;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  w.aggregations[0] = 1;
+  run_rounds (t, 2);
+  w.regions[0][1].nr_accesses = 8;
+  for (guint round = 0; round < 40 && count (0, 1024, 1024, 0) < 1024; round++) {
+    w.aggregations[0]++;
+    w.fresh[0][1] = thin_heat (round);
+    run_rounds (t, 1);
+  }
+  g_assert_cmpuint (count (0, 1024, 1024, 0), ==, 1024);
+  drop_host ();
+}
+
+/* A busy VM whose vCPU hardly runs: its hot region on the slow node is
+ * held hot (40 of 40), its own counts read it in one aggregation of five
+ * and nothing else of the VM in the others. Those say nothing of what is
+ * hot, and it comes up within a few rounds, as by the held heat; by its
+ * own counts alone it read warm again in too few of them. */
+static void
+test_starved_hot_comes_up (void)
+{
+  World w;
+  one_vm_on_the_slow_node (&w, 1);
+  w.has_fresh[0] = TRUE;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  guint round = 0;
+  for (; round < 8 && count (0, 0, 1024, 0) < 1024; round++) {
+    w.aggregations[0]++;
+    w.fresh[0][0] = round % 5 == 0 ? 40 : 0;
+    run_rounds (t, 1);
+  }
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
+  drop_host ();
+}
+
+/* Held hot all along (8 of 40) beside memory hot in DRAM, while the
+ * aggregations the rounds see read it once in eight: neither warm again
+ * nor touched often enough by its own counts, yet no pass stays warm
+ * that long. It comes up; by the own counts alone, 22 MiB of a busy VM's
+ * hot set waited a minute (the fit bench). */
+static void
+test_held_hot_all_along_comes_up (void)
+{
+  World w;
+  one_vm_split (&w, 1024, 1);
+  w.has_fresh[0] = TRUE;
+  w.fresh[0][0] = 40;
+  w.regions[0][1].nr_accesses = 8;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  for (guint round = 0; round < 12 && count (0, 1024, 1024, 0) < 1024; round++) {
+    w.aggregations[0]++;
+    w.fresh[0][1] = round % 8 == 7 ? 5 : 0;
     run_rounds (t, 1);
   }
   g_assert_cmpuint (count (0, 1024, 1024, 0), ==, 1024);
@@ -2168,6 +2313,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/cold-makes-room-for-warm", test_cold_makes_room_for_warm);
   g_test_add_func ("/tiering/warm-without-room-says-so", test_warm_without_room_says_so);
   g_test_add_func ("/tiering/thin-hot-set-comes-up", test_thin_hot_set_comes_up);
+  g_test_add_func ("/tiering/held-pass-is-not-touched", test_held_pass_is_not_touched);
   g_test_add_func ("/tiering/scan-is-not-thin", test_scan_is_not_thin);
   g_test_add_func ("/tiering/hot-set-edge-is-not-thin", test_hot_set_edge_is_not_thin);
   g_test_add_func ("/tiering/filled-room-goes-first", test_filled_room_goes_first);
@@ -2175,6 +2321,10 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/interleave-places-by-ratio", test_interleave_places_by_ratio);
   g_test_add_func ("/tiering/interleave-waits-for-room", test_interleave_waits_for_room);
   g_test_add_func ("/tiering/passing-hot-scan-stays-down", test_passing_hot_scan_stays_down);
+  g_test_add_func ("/tiering/held-scan-stays-down", test_held_scan_stays_down);
+  g_test_add_func ("/tiering/thin-held-hot-comes-up", test_thin_held_hot_comes_up);
+  g_test_add_func ("/tiering/starved-hot-comes-up", test_starved_hot_comes_up);
+  g_test_add_func ("/tiering/held-hot-all-along-comes-up", test_held_hot_all_along_comes_up);
   g_test_add_func ("/tiering/settled-memory-in-use-is-kept", test_settled_memory_in_use_is_kept);
   g_test_add_func ("/tiering/flickering-is-not-cold", test_flickering_is_not_cold);
   g_test_add_func ("/tiering/cold-demotion-gives-way-to-heat", test_cold_demotion_gives_way_to_heat);
