@@ -60,12 +60,8 @@ tiering_inputs (GArray *inputs, gpointer data)
     VtVmPolicy p = vt_policies_get (m->policies, vt_vm_get_name (vm), &source);
     VtTieringInput in = {
       .key = vm, .name = vt_vm_get_name (vm), .process = *vt_vm_get_process (vm),
-      .max_accesses = vt_tracker_max_accesses (t), .hot_threshold = vt_tracker_hot_threshold (t),
-      .warm_threshold = vt_tracker_warm_threshold (t),
-      .size = vt_vm_get_ram_map (vm)->total, .demand = vt_tracker_demand_bytes (t),
+      .size = vt_vm_get_ram_map (vm)->total,
       .huge_page_size = huge_page_size (vt_vm_get_ram_map (vm)),
-      .aggregations = vt_tracker_aggregations (t),
-      .heat_pending = vt_tracker_aggregations (t) == 0,
       .weight = p.weight, .min = p.min, .max = p.max,
       .interleave_top = p.interleave_top, .interleave_slow = p.interleave_slow,
       /* VFIO pins all of its RAM: managed as off (its bytes stay where they
@@ -75,14 +71,10 @@ tiering_inputs (GArray *inputs, gpointer data)
       .fast_nodes = vt_policies_fast_nodes (m->policies, vt_vm_get_name (vm)),
       .slow_nodes = vt_policies_slow_nodes (m->policies, vt_vm_get_name (vm)),
     };
+    vt_tracker_fill_heat (t, &in);
     vt_vm_follow_interleave (vm, in.mode == VT_TIER_MODE_INTERLEAVE);
     in.kernel_moves = vt_kernel_engine_choose (m->kernel, vm, m->config->tiering_engine, &in) ==
                       VT_TIERING_ENGINE_KERNEL;
-    in.regions = vt_tracker_regions (t, &in.n_regions);
-    guint n_fresh;
-    in.fresh_accesses = vt_tracker_fresh_accesses (t, &n_fresh);
-    if (n_fresh != in.n_regions)
-      in.fresh_accesses = NULL;
     in.written = vt_vm_regions_written (vm, in.regions, in.n_regions);
     g_array_append_val (inputs, in);
   }

@@ -319,6 +319,22 @@ vt_tracker_fresh_accesses (VtTracker *t, guint *n)
   return vt_heat_hold_fresh_accesses (t->hold, n);
 }
 
+void
+vt_tracker_fill_heat (VtTracker *t, VtTieringInput *in)
+{
+  in->regions = vt_tracker_regions (t, &in->n_regions);
+  guint n_fresh;
+  in->fresh_accesses = vt_tracker_fresh_accesses (t, &n_fresh);
+  if (n_fresh != in->n_regions)
+    in->fresh_accesses = NULL;
+  in->max_accesses = vt_tracker_max_accesses (t);
+  in->hot_threshold = vt_tracker_hot_threshold (t);
+  in->warm_threshold = vt_tracker_warm_threshold (t);
+  in->demand = vt_tracker_demand_bytes (t);
+  in->aggregations = vt_tracker_aggregations (t);
+  in->heat_pending = in->aggregations == 0;
+}
+
 guint
 vt_tracker_max_accesses (VtTracker *t)
 {

@@ -7,6 +7,7 @@
 
 #include "access/vt-access.h"
 #include "daemon/vt-config.h"
+#include "policy/vt-tiering.h"
 #include "ram-map/vt-ram-map.h"
 #include "regions/vt-regions.h"
 
@@ -43,6 +44,10 @@ const VtRegion *vt_tracker_regions (VtTracker *tracker, guint *n);
 /* The same regions' counts in that aggregation alone, unheld. */
 const guint *vt_tracker_fresh_accesses (VtTracker *tracker, guint *n);
 guint vt_tracker_max_accesses (VtTracker *tracker);
+/* The heat part of the tiering engine's input: the held regions and their
+ * own counts beside them, the scale and thresholds, the demand, how many
+ * aggregations there were. `in` borrows the tracker's arrays. */
+void vt_tracker_fill_heat (VtTracker *tracker, VtTieringInput *in);
 guint vt_tracker_hot_threshold (VtTracker *tracker); /* nr_accesses from which hot, now */
 guint vt_tracker_hot_threshold_set (VtTracker *tracker); /* ... as configured */
 guint vt_tracker_warm_threshold (VtTracker *tracker); /* ... warm: half the configured */

@@ -1,0 +1,133 @@
+/* A VM's tracker as the tiering engine reads it (vt_tracker_fill_heat):
+ * the held heat, and beside it each region's own count in its last
+ * aggregation. The engine promotes only what its own counts read warm
+ * again (vt-tiering.c); without them it falls back to the held heat, and
+ * one pass over cold memory, held for seconds, comes up as hot. Fed as
+ * kernel DAMON feeds it (vt_tracker_load), over a fake /proc offering
+ * soft-dirty (the source it attaches to; its sampler never runs here). */
+#include <glib.h>
+
+#include "common/vt-sysfs.h"
+#include "daemon/vt-config.h"
+#include "daemon/vt-tracker.h"
+#include "vt-test-tree.h"
+
+#define PID 4242
+#define MiB (G_GUINT64_CONSTANT (1) << 20)
+#define HVA G_GUINT64_CONSTANT (0x7f0000000000)
+
+typedef struct {
+  char *root, *state;
+  VtConfig *config;
+  VtRamMap *map;
+  VtAccess *access;
+  VtTracker *tracker;
+} Fixture;
+
+static void
+never_fails (const GError *error, gpointer data)
+{
+  (void) data;
+  g_error ("the tracker failed: %s", error->message);
+}
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  f->root = vt_test_make_tmpdir ("vt-tracker-XXXXXX");
+  f->state = vt_test_make_tmpdir ("vt-tracker-state-XXXXXX");
+  vt_test_put_file (f->root, "proc/self/clear_refs", "");
+  vt_test_put_file (f->root, "proc/self/pagemap", "");
+  vt_test_put_file (f->root, "proc/" G_STRINGIFY (PID) "/clear_refs", "");
+  vt_test_put_file (f->root, "proc/" G_STRINGIFY (PID) "/pagemap", "");
+
+  f->config = vt_config_new_defaults ();
+  g_free (f->config->source);
+  f->config->source = g_strdup ("soft-dirty");
+  f->config->heat_half_life_ms = 1000;
+
+  f->map = g_new0 (VtRamMap, 1);
+  f->map->blocks = g_ptr_array_new_with_free_func ((GDestroyNotify) vt_ram_block_free);
+  VtRamBlock *b = g_new0 (VtRamBlock, 1);
+  b->id = g_strdup ("pc.ram");
+  b->kind = g_strdup ("ram");
+  b->guest_node = -1;
+  b->size = 64 * MiB;
+  b->hva = HVA;
+  b->page_size = 4096;
+  g_ptr_array_add (f->map->blocks, b);
+  f->map->total = b->size;
+
+  f->access = vt_access_new (f->root, f->state, f->config->source, 1, NULL, NULL);
+  g_autoptr (GError) error = NULL;
+  f->tracker = vt_tracker_new (f->access, f->config, f->map, PID, "vm", f, never_fails, NULL,
+                               &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (vt_tracker_source (f->tracker), ==, "soft-dirty");
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  g_clear_pointer (&f->tracker, vt_tracker_free);
+  g_clear_pointer (&f->access, vt_access_free);
+  g_clear_pointer (&f->map, vt_ram_map_free);
+  g_clear_pointer (&f->config, vt_config_free);
+  vt_sysfs_set_root (NULL);
+  g_free (f->root);
+  g_free (f->state);
+}
+
+/* Four 16 MiB regions, the first one's count `first`, the rest cold. */
+static void
+load (Fixture *f, guint first)
+{
+  VtRegion r[4];
+  for (guint i = 0; i < G_N_ELEMENTS (r); i++)
+    r[i] = (VtRegion) { .start = HVA + i * 16 * MiB, .end = HVA + (i + 1) * 16 * MiB,
+                        .sampling_addr = HVA + i * 16 * MiB, .nr_accesses = i ? 0 : first };
+  const VtRegionAttrs *a = vt_tracker_attrs (f->tracker);
+  vt_tracker_load (f->tracker, r, G_N_ELEMENTS (r), a->sample_us, a->aggr_us);
+}
+
+/* A region read hot once, then not at all: the held heat still says hot
+ * (a second has not passed), and its own count beside it says 0. */
+static void
+test_heat_comes_with_its_own_counts (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  VtTieringInput in = { 0 };
+  vt_tracker_fill_heat (f->tracker, &in);
+  g_assert_true (in.heat_pending);
+
+  guint max = vt_tracker_max_accesses (f->tracker);
+  load (f, max);
+  load (f, 0);
+
+  in = (VtTieringInput) { 0 };
+  vt_tracker_fill_heat (f->tracker, &in);
+  g_assert_false (in.heat_pending);
+  g_assert_cmpuint (in.aggregations, ==, 2);
+  g_assert_cmpuint (in.max_accesses, ==, max);
+  g_assert_cmpuint (in.hot_threshold, ==, vt_tracker_hot_threshold (f->tracker));
+  g_assert_cmpuint (in.warm_threshold, ==, vt_tracker_warm_threshold (f->tracker));
+  g_assert_cmpuint (in.demand, ==, vt_tracker_demand_bytes (f->tracker));
+  g_assert_cmpuint (in.n_regions, ==, 4);
+  g_assert_cmpuint (in.regions[0].start, ==, HVA);
+  g_assert_cmpuint (in.regions[0].nr_accesses, >=, in.hot_threshold);
+  g_assert_nonnull (in.fresh_accesses);
+  g_assert_cmpuint (in.fresh_accesses[0], ==, 0);
+  for (guint i = 1; i < in.n_regions; i++)
+    g_assert_cmpuint (in.fresh_accesses[i], ==, in.regions[i].nr_accesses);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add ("/tracker/heat-comes-with-its-own-counts", Fixture, NULL, fixture_setup,
+              test_heat_comes_with_its_own_counts, fixture_teardown);
+  return g_test_run ();
+}
