@@ -443,6 +443,20 @@ class WithVtierd:
         return {line[len(prefix):].split('"')[0]: float(line.rsplit(" ", 1)[1])
                 for line in text.splitlines() if line.startswith(prefix)}
 
+    def report(self):
+        """Per VM, a line a sample: its engine and status, its target and
+        top-tier bytes, and what its tracking costs depend on: its regions
+        and aggregations so far (their pace: the tuned intervals)."""
+        lines = []
+        for name in ("idle", "a", "b"):
+            vm = self.vtierd.vm(name) or {}
+            lines.append(f"{name}: engine {vm.get('engine', '?')} {vm.get('engine_why', '')} "
+                         f"tiering {vm.get('tiering', '?')} target {vm.get('target_bytes', 0) >> 20} "
+                         f"top {vm.get('top_bytes', 0) >> 20} MiB, "
+                         f"{vm.get('nr_regions', 0)} regions, "
+                         f"{vm.get('aggregations', 0)} aggregations")
+        return lines
+
     def moved(self):
         """{name: [MiB promoted, MiB demoted]} of each VM since vtierd
         started (vtierctl list): where its migration went, VM by VM."""
@@ -495,13 +509,7 @@ class WithVtierdKernel(WithVtierd):
         return self
 
     def report(self):
-        lines = testbed.damos_report()
-        for name in ("idle", "a", "b"):
-            vm = self.vtierd.vm(name) or {}
-            lines.append(f"{name}: engine {vm.get('engine', '?')} {vm.get('engine_why', '')} "
-                         f"tiering {vm.get('tiering', '?')} target {vm.get('target_bytes', 0) >> 20} "
-                         f"top {vm.get('top_bytes', 0) >> 20} MiB")
-        return lines
+        return testbed.damos_report() + super().report()
 
 
 RUNNERS = {"none": Nothing, "numa-balancing": NumaBalancing, "damos-hmsdk": HmsdkDamos,
