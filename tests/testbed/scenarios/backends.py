@@ -100,12 +100,18 @@ for g in (g for g in guests if g.name in MOVABLE):
           f"({series[-1][g.name]:.1%} at +{series[-1]['t']:.0f} s"
           + (f"; 95% at +{reached[g.name]} s)" if reached[g.name] is not None else ")"))
 
-# vtierd's count against the kernel's, read before and after the probe;
-# a move in the kernel then widens the span by what vtierd says it holds.
+# vtierd's count against the kernel's, read before the probe and after
+# vtierd's next measurement of it: a move in the kernel then widens the
+# span by what vtierd says it holds. Read at once after the probe, its
+# count is of a round that began before it: a guest still faulting in its
+# RAM put 2 MiB more on node0 in between (shared: 4..4 MiB against 6 in
+# one of seven make checks).
+ROUND_S = 1.0  # [tiering] interval-ms, vtierd's default
 beliefs = {}
 for g in guests:
     before = vtierd.vm(g.name) or {}
     truth = g.placement_ram()["nodes"].get("0", 0) * 4096
+    time.sleep(2 * ROUND_S)
     after = vtierd.vm(g.name) or {}
     reads = [v for v in (before, after) if "top_bytes" in v]
     lo = min(v["top_bytes"] for v in reads) - max(v.get("moving_down_bytes", 0) for v in reads)
