@@ -8,6 +8,7 @@
 #include "common/vt-names.h"
 #include "migration/vt-migrate.h"
 #include "migration/vt-placement.h"
+#include "policy/vt-bounce.h"
 #include "policy/vt-move-rates.h"
 #include "policy/vt-move-units.h"
 #include "policy/vt-residency-cache.h"
@@ -16,6 +17,12 @@
 #define HUGE_PAGE (2ull << 20) /* pieces of regions move in whole huge pages */
 #define ROUND_MAX_INTERVALS 4
 #define HOST_USE_ROUNDS 4 /* the moving average's weight of a new reading: 1/4 */
+
+/* What a VM promoted at its share that came back down (vt-bounce.h):
+ * the window outlasts the cooldown (what went up stays up that long). */
+#define BOUNCE_MIN_BYTES HUGE_PAGE
+#define BOUNCE_WINDOW_US (120 * G_USEC_PER_SEC)
+#define BOUNCE_HALF_LIFE_US (60 * G_USEC_PER_SEC)
 
 /* A range just moved one way may not move back before until_us: that, not
  * a freeze, is what keeps memory from ping-ponging (a range moved only in
@@ -54,6 +61,13 @@ typedef struct {
   GHashTable *warm_rounds;
   guint64 warmth_aggregation; /* the aggregation count warm_rounds last took in */
   guint warmth_seen;          /* fresh rounds noted, up to WARMTH_ROUNDS */
+  guint touch_seen;           /* ... up to TOUCH_ROUNDS */
+  /* This round it holds its share: what it promotes takes the place of
+   * its own top-tier memory (at_share), and, once many such promotions
+   * came back down (bounce), only lasting memory comes up (lasting_only,
+   * see LASTING_ROUNDS). */
+  gboolean at_share, lasting_only;
+  VtBounce *bounce;
   gboolean warmth_fresh;      /* the last round's heat was a new aggregation */
   /* bytes its own counts (not held) read warm lately: dim_aggregation */
   guint64 own_warm_peak;
@@ -111,6 +125,7 @@ typedef struct {
   gboolean by_credit; /* half of an exchange through a full hugetlbfs pool (pool_credit) */
   gboolean cold;     /* a demotion of a region cold when planned (Cooldown) */
   gboolean fill;     /* a promotion into spare room (Cooldown) */
+  gboolean at_share; /* a promotion of a VM at its share (vt-bounce.h) */
 } Job;
 
 /* A region's bytes on each tier (exact, page by page), and what its
@@ -122,6 +137,7 @@ typedef struct {
   gboolean hot_again; /* ... by those rounds' own aggregations, unheld */
   gboolean cold_held; /* in none of them */
   gboolean touched_held; /* accessed at all in TOUCH_HOLD_ROUNDS of the last TOUCH_ROUNDS */
+  gboolean lasting;      /* ... in LASTING_ROUNDS of them */
   /* where most of its top-tier and of its slow bytes sit, and the class
    * of most of its bytes: a move's key (vt-move-rates.h) */
   guint top_node, slow_node;
@@ -186,6 +202,7 @@ vm_state_free (VmState *s)
 {
   g_array_unref (s->cooldowns);
   g_array_unref (s->retries);
+  vt_bounce_free (s->bounce);
   vt_unmovable_free (s->unmovable);
   vt_residency_cache_free (s->residency);
   g_hash_table_unref (s->warm_rounds);
@@ -200,6 +217,7 @@ vm_state (VtTiering *t, gpointer key)
   if (!s) {
     s = g_new0 (VmState, 1);
     s->cooldowns = g_array_new (FALSE, FALSE, sizeof (Cooldown));
+    s->bounce = vt_bounce_new (BOUNCE_WINDOW_US, BOUNCE_HALF_LIFE_US);
     s->retries = g_array_new (FALSE, FALSE, sizeof (Retry));
     s->unmovable = vt_unmovable_new ();
     s->warm_rounds = g_hash_table_new (g_direct_hash, NULL);
@@ -568,7 +586,8 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       if (promote && !taken[i] && place[i].slow > 0 && r->nr_accesses >= in->hot_threshold &&
           r->age < t->config.promote_min_age)
         res.young += place[i].slow;
-      if (taken[i] || !eligible (&t->config, in, r, &place[i], promote, pass, depth))
+      if (taken[i] || !eligible (&t->config, in, r, &place[i], promote, pass, depth) ||
+          (promote && s->lasting_only && !place[i].lasting && in->mode != VT_TIER_MODE_FAST_ONLY))
         continue;
       taken[i] = TRUE;
       guint64 movable = movable_bytes (s, r, &place[i], promote, now);
@@ -611,6 +630,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       guint64 chunk = job_bytes (t, budget, &move);
       gboolean cold = !promote && r->nr_accesses * 100 <= t->config.cold_max_pct * in->max_accesses;
       gboolean fill = promote && depth != PROMOTE_HOT;
+      gboolean at_share = promote && s->at_share;
       if (movable > need) {
         /* Only part of it: jobs over the whole region that stop once they
          * moved `chunk` bytes each, `need` in all. Where in the region its
@@ -620,7 +640,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
         for (guint64 left = need; left > 0;) {
           guint64 piece = MIN (left, chunk);
           Job job = { in->key, in->process, r->start, r->end, node, promote, exchange, hot, piece,
-                      piece, 0, move, FALSE, cold, fill };
+                      piece, 0, move, FALSE, cold, fill, at_share };
           g_array_append_val (jobs, job);
           left -= piece;
         }
@@ -632,7 +652,8 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       for (guint64 at = r->start; at < r->end; at += chunk) {
         guint64 to = MIN (r->end, at + chunk);
         Job job = { in->key, in->process, at, to, node, promote, exchange, hot,
-                    (guint64) (part * (double) (to - at)), 0, 0, move, FALSE, cold, fill };
+                    (guint64) (part * (double) (to - at)), 0, 0, move, FALSE, cold, fill,
+                    at_share };
         g_array_append_val (jobs, job);
       }
       res.planned += movable;
@@ -720,6 +741,10 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
       s->stats.demoted += st->moved;
     if (job->exchange && job->promote)
       s->stats.exchanged += st->moved;
+    if (job->at_share)
+      vt_bounce_promoted (s->bounce, job->start, job->end, st->moved, g_get_monotonic_time ());
+    else if (!job->promote)
+      vt_bounce_demoted (s->bounce, job->start, job->end, st->moved, g_get_monotonic_time ());
     if (job->by_credit)
       s->pool_credit = job->promote ? s->pool_credit - MIN (s->pool_credit, st->moved)
                                     : s->pool_credit + st->moved;
@@ -1014,6 +1039,20 @@ merge_jobs (GArray *jobs, const GArray *demotes, const GArray *promotes, guint64
  * after their hot sets were up) and let it go again. */
 #define TOUCH_ROUNDS 16
 #define TOUCH_HOLD_ROUNDS 3
+/* A scan (a guest's checksum pass, its kernel's) reads a region hot for
+ * as long as it takes to cross it, a few rounds, and then not for a long
+ * while: brought up, it goes down again. While a VM is below its share,
+ * that costs room nobody waits for; at its share, each such promotion
+ * takes the place of the VM's own top-tier memory, which goes down for
+ * it, and the scanned memory goes down again for the next place the scan
+ * passes. Seen in the fit bench after its hot sets were up: each VM's
+ * pass (300-560 MiB every 120 s, 2.5-4.7 MiB/s) took 70-230 MiB up and as
+ * much down in 90 s, the idle VM's and the busy ones' alike. Once a VM's
+ * promotions at its share come back down (vt-bounce.h, BOUNCE_*), it
+ * promotes only lasting memory: memory in use is touched round after
+ * round, and from half the window on it is lasting. (A VM seen for less
+ * has no history: what it touched in all of its rounds counts.) */
+#define LASTING_ROUNDS (TOUCH_ROUNDS / 2)
 #define TOUCH_SHIFT 8
 /* Hot memory comes up once its chunks read warm or hotter in two fresh
  * rounds: a scan (an idle VM's checksum pass every 30 s) makes a region
@@ -1073,6 +1112,8 @@ note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
   s->warmth_fresh = fresh;
   if (fresh && s->warmth_seen < WARMTH_ROUNDS)
     s->warmth_seen++;
+  if (fresh && s->touch_seen < TOUCH_ROUNDS)
+    s->touch_seen++;
   GHashTable *now = g_hash_table_new (g_direct_hash, NULL);
   GHashTableIter it;
   gpointer key, bits;
@@ -1114,6 +1155,7 @@ note_warmth (VtTiering *t, const VtTieringInput *in, Place *place)
     /* By the mean of its chunks: DAMON splits and merges regions, and a
      * region of a thin hot set is seen accessed in one place or another. */
     place[i].touched_held = chunks > 0 && touched >= TOUCH_HOLD_ROUNDS * chunks;
+    place[i].lasting = chunks > 0 && touched >= MIN (LASTING_ROUNDS, s->touch_seen) * chunks;
     /* Its own aggregations read it warm in two rounds, or accessed in
      * rounds over the longer window, or its held heat stayed warm all of
      * the last rounds: not one pass of a scan, which the held heat
@@ -1149,6 +1191,9 @@ typedef struct {
    * its memory on slow nodes that reads hot now without being held so:
    * hot in passing (a scan's sweep, a thin hot set's flicker) */
   guint64 held_top, passing_slow;
+  /* of hot_slow, warm_slow and passing_slow, what is not lasting (a
+   * scan's): what a VM at its share leaves where it is */
+  guint64 fleeting_hot_slow, fleeting_warm_slow, fleeting_passing_slow;
   /* its regions held warm or hotter (hot_held), wherever they are */
   guint64 held;
 } HeatSummary;
@@ -1163,15 +1208,20 @@ heat_summary (const VtTieringConfig *c, const VtTieringInput *in, const Place *p
     const Place *pl = &place[i];
     gboolean old_enough = r->age >= c->promote_min_age;
     if (r->nr_accesses >= warm_floor (in) && r->nr_accesses < in->hot_threshold && old_enough &&
-        pl->warm_held)
+        pl->warm_held) {
       h->warm_slow += pl->slow;
+      h->fleeting_warm_slow += pl->lasting ? 0 : pl->slow;
+    }
     if (pl->touched_held && old_enough)
       h->touched_slow += pl->slow;
     if (r->nr_accesses >= in->hot_threshold) {
+      h->fleeting_hot_slow += pl->lasting ? 0 : pl->slow;
       if (pl->hot_held)
         h->held_top += pl->top;
-      else
+      else {
         h->passing_slow += pl->slow;
+        h->fleeting_passing_slow += pl->lasting ? 0 : pl->slow;
+      }
     }
     if (pl->hot_held)
       h->held += r->end - r->start;
@@ -1241,7 +1291,7 @@ typedef struct {
   PlanResult up, down, swap_up, swap_down, warm, thin;
   guint64 warm_slow;       /* warm memory (accessed, not hot) on slow nodes */
   guint64 thin_slow;       /* of a spread_thin VM, touched memory on slow nodes */
-  guint64 held_top, passing_slow; /* see HeatSummary */
+  HeatSummary heat;        /* of its regions, as their chunks held it */
   gboolean *taken_up;      /* regions its promotions took, hot then warm */
   guint64 imbalance;       /* how far from its target, for the order */
 } VmRound;
@@ -1286,7 +1336,7 @@ take_retries (VtTiering *t, VmRound *v, guint64 want, guint64 room, GArray *prom
       /* The span of what was left behind (its moved pages cost a query
        * each), and no more than that moves. */
       Job job = { v->in->key, v->in->process, r->start, r->end, r->node, TRUE, FALSE, TRUE, bytes,
-                  bytes, r->tries, r->move, FALSE, FALSE, FALSE };
+                  bytes, r->tries, r->move, FALSE, FALSE, FALSE, FALSE };
       g_array_append_val (promotes, job);
       queued += bytes;
       if (pool)
@@ -1295,6 +1345,14 @@ take_retries (VtTiering *t, VmRound *v, guint64 want, guint64 room, GArray *prom
     g_array_remove_index_fast (s->retries, i);
   }
   return queued;
+}
+
+/* Whether what a VM promotes takes the place of its own top-tier memory:
+ * it holds its share (VmState.at_share). */
+static gboolean
+pays_itself (const VmRound *v)
+{
+  return v->current + dead_band (v->target) >= v->target;
 }
 
 /* The VMs in the order their moves go: furthest from their target first. */
@@ -1359,7 +1417,8 @@ swap_side (VtTiering *t, const VtTieringInput *in, const Place *place, gboolean 
     const VtRegion *r = &in->regions[i];
     const Place *pl = &place[i];
     if (!eligible (&t->config, in, r, pl, promote, promote ? 0 : 1,
-                   promote ? PROMOTE_HOT : DEMOTE_SWAP))
+                   promote ? PROMOTE_HOT : DEMOTE_SWAP) ||
+        (promote && s->lasting_only && !pl->lasting))
       continue;
     gboolean hot_held = promote && r->nr_accesses >= in->hot_threshold && pl->hot_held;
     SwapSide e = { r->nr_accesses, movable_bytes (s, r, pl, promote, now) };
@@ -1529,7 +1588,7 @@ plan_interleave (VtTiering *t, const VtHostTiers *tiers, const VtPfnNodes *pfns,
       int node = top ? v->top_node : v->slow_node;
       VtMoveKey move = { src, (guint) node, page_class_of (in, per_class) };
       Job job = { in->key, in->process, from, to, node, top, FALSE, FALSE, there, 0, 0, move,
-                  FALSE, FALSE, FALSE };
+                  FALSE, FALSE, FALSE, FALSE };
       g_array_append_val (wrong, job);
       (top ? &v->up : &v->down)->eligible += there;
     }
@@ -1608,7 +1667,7 @@ static void
 note_flicker (VmState *s, const VmRound *v)
 {
   const guint mask = (1u << TOUCH_ROUNDS) - 1;
-  gboolean flicker = v->passing_slow > dead_band (v->target) &&
+  gboolean flicker = v->heat.passing_slow > dead_band (v->target) &&
                      v->up.planned + v->warm.planned + v->thin.planned == 0;
   if (s->warmth_fresh)
     s->flicker_rounds = ((s->flicker_rounds << 1) | (flicker ? 1 : 0)) & mask;
@@ -1723,8 +1782,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     gboolean by_heat = v->measured && in->mode == VT_TIER_MODE_AUTO && v->top_node >= 0 &&
                        !in->kernel_moves;
     v->warm_slow = by_heat ? heat.warm_slow : 0;
-    v->held_top = heat.held_top, v->passing_slow = heat.passing_slow;
-    v->thin_slow = by_heat && spread_thin (vm_state (t, in->key), v->held_top)
+    v->heat = heat;
+    v->thin_slow = by_heat && spread_thin (vm_state (t, in->key), heat.held_top)
                      ? heat.touched_slow : 0;
   }
   /* An operator's change of a VM's weight, min, max or mode moves every
@@ -1822,6 +1881,22 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     gboolean by_pattern = req[i].mode == VT_TIER_MODE_INTERLEAVE;
     guint64 top = by_pattern ? vr[i].current : vr[i].st->hot_top;
     guint64 slow = by_pattern ? vr[i].st->slow_bytes : vr[i].st->hot_slow;
+    /* At its share, its promotions take the place of memory of its own;
+     * once many of those came back down (vt-bounce.h), only lasting
+     * memory comes up: a scan's waits for no room, fills none, and is no
+     * thin hot set's flicker. Not before: a VM whose cold memory holds
+     * DRAM trades it for its hot set, thin or not, at once (the headline
+     * matrix case: asked for lasting use from the start, the busy VMs'
+     * thin hot sets waited 20 s, and 80-93% of them were up at +63 s,
+     * 96-100% without). With room to spare, nothing comes back down. */
+    VmState *s = vm_state (t, vr[i].in->key);
+    s->at_share = !by_pattern && pays_itself (&vr[i]);
+    s->lasting_only = s->at_share && vt_bounce_high (s->bounce, BOUNCE_MIN_BYTES, now_us);
+    if (s->lasting_only) {
+      slow -= MIN (slow, vr[i].heat.fleeting_hot_slow);
+      vr[i].warm_slow -= MIN (vr[i].warm_slow, vr[i].heat.fleeting_warm_slow);
+      vr[i].heat.passing_slow -= MIN (vr[i].heat.passing_slow, vr[i].heat.fleeting_passing_slow);
+    }
     if (req[i].mode != VT_TIER_MODE_OFF && vr[i].measured &&
         targets[i] > top + dead_band (targets[i]))
       promote_due += MIN (targets[i] - top, slow);

@@ -1,0 +1,81 @@
+#include "policy/vt-bounce.h"
+
+#include <math.h>
+
+typedef struct {
+  guint64 start, end;
+  gint64 at_us;
+} Promoted;
+
+struct _VtBounce {
+  gint64 window_us, half_life_us;
+  GArray *recent;            /* Promoted, oldest first */
+  double promoted, bounced;  /* bytes, decayed to decayed_us */
+  gint64 decayed_us;
+};
+
+VtBounce *
+vt_bounce_new (gint64 window_us, gint64 half_life_us)
+{
+  VtBounce *b = g_new0 (VtBounce, 1);
+  b->window_us = window_us;
+  b->half_life_us = MAX (half_life_us, 1);
+  b->recent = g_array_new (FALSE, FALSE, sizeof (Promoted));
+  return b;
+}
+
+void
+vt_bounce_free (VtBounce *b)
+{
+  if (!b)
+    return;
+  g_array_unref (b->recent);
+  g_free (b);
+}
+
+/* Both counts decayed to `now_us`, and ranges older than the window gone. */
+static void
+age (VtBounce *b, gint64 now_us)
+{
+  if (now_us > b->decayed_us) {
+    double f = exp2 (-(double) (now_us - b->decayed_us) / (double) b->half_life_us);
+    b->promoted *= f, b->bounced *= f;
+    b->decayed_us = now_us;
+  }
+  guint old = 0;
+  while (old < b->recent->len &&
+         g_array_index (b->recent, Promoted, old).at_us + b->window_us < now_us)
+    old++;
+  g_array_remove_range (b->recent, 0, old);
+}
+
+void
+vt_bounce_promoted (VtBounce *b, guint64 start, guint64 end, guint64 bytes, gint64 now_us)
+{
+  age (b, now_us);
+  if (bytes == 0 || end <= start)
+    return;
+  Promoted p = { start, end, now_us };
+  g_array_append_val (b->recent, p);
+  b->promoted += (double) bytes;
+}
+
+void
+vt_bounce_demoted (VtBounce *b, guint64 start, guint64 end, guint64 bytes, gint64 now_us)
+{
+  age (b, now_us);
+  guint64 overlap = 0;
+  for (guint i = 0; i < b->recent->len; i++) {
+    const Promoted *p = &g_array_index (b->recent, Promoted, i);
+    guint64 lo = MAX (p->start, start), hi = MIN (p->end, end);
+    overlap += hi > lo ? hi - lo : 0;
+  }
+  b->bounced += (double) MIN (bytes, overlap);
+}
+
+gboolean
+vt_bounce_high (VtBounce *b, guint64 min_bytes, gint64 now_us)
+{
+  age (b, now_us);
+  return b->bounced >= (double) min_bytes && b->bounced * 4 >= b->promoted;
+}
