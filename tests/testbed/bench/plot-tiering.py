@@ -42,6 +42,8 @@ def spread(values, fmt, none="never"):
     """median [min-max] of the values; None (`none`) counts as the largest."""
     if not values:
         return "-"
+    if all(v is None for v in values):
+        return none
     key = [float("inf") if v is None else v for v in values]
     med = statistics.median_low(key)
     show = lambda v: none if v == float("inf") else fmt(v)  # noqa: E731
@@ -63,9 +65,9 @@ def table(data):
     secs = lambda v: f"{v:.0f} s"  # noqa: E731
     pct = lambda v: f"{v:.1%}"  # noqa: E731
     print(f"| case | policy | kernel | runs | time to 90% | move bound | run length (at most "
-          f"{data['measure_s']:.0f} s) | on node0 at the end | migrated / needed | tiering CPU | "
-          f"fairness error |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          f"{data['measure_s']:.0f} s) | on node0 at the end | migrated / needed | migrated / net move | "
+          f"tiering CPU | fairness error |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (case, policy, kernel), runs in rows(data):
         print(f"| {case} | {policy} | {kernel} | {len(runs)} | "
               f"{spread([r['time_to_90_s'] for r in runs], secs)} | "
@@ -73,6 +75,7 @@ def table(data):
               f"{spread([r.get('measured_s', data['measure_s']) for r in runs], secs)} | "
               f"{spread([r['final_on_node0'] for r in runs], pct)} | "
               f"{spread([r['migrated_over_needed'] for r in runs], lambda v: f'{v:.2f}x', '-')} | "
+              f"{spread([r.get('migrated_over_net') for r in runs], lambda v: f'{v:.2f}x', '-')} | "
               f"{spread([r['cpu_s'] for r in runs], lambda v: f'{v:.1f} s')} | "
               f"{spread([r['fairness_error'] for r in runs], pct)} |")
     print(f"(median [min-max] over runs; the apps' hot pages on node0 by the placement probe; "

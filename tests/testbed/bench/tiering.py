@@ -32,7 +32,9 @@ policy): each app's hot-set residency on node0 over time, time until 90% of
 both apps' hot pages are on node0, bytes migrated (/proc/vmstat
 pgmigrate_success) over the fewest any policy must move (must_move_mib:
 the hot bytes that have to come up, and the idle VM's memory that has to
-go down to make room for them), CPU seconds of the tiering machinery, user and system
+go down to make room for them) and over the run's net move (net_move_mib:
+each guest's change of memory on node0, by numa_maps; what it moved
+beyond that went there and back), CPU seconds of the tiering machinery, user and system
 apart, per part: vtierd's main loop (tracking, regions, policy; and by
 its own count, vtier_main_loop_cpu_seconds_total, how much of it went to
 heat, residency, numa-maps, planning and the rest), its worker threads (move_pages: the copying is system time) and its kdamonds; the
@@ -648,7 +650,9 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     loop = runner.main_loop_parts() if loop0 else {}
     loop = {k: round(v - loop0.get(k, 0.0), 2) for k, v in loop.items()}
     v1 = vmstat()
-    idle_cold_node1 = fraction_on(guests[0].placement("cold"), 1)
+    # Sampled as the hot pages are: all of the idle VM's ~140k cold pages
+    # took the emulated host tens of seconds a run.
+    idle_cold_node1 = fraction_on(guests[0].placement("cold", at_most=PROBE_PAGES), 1)
     # Fairness: what the apps got of DRAM together, divided by weighted
     # max-min over their demands, against what each got (the mean over the
     # run's last --settle seconds).
@@ -704,10 +708,23 @@ def reset_placement(guests):
     memory on node0 as far as it fits (as when it was booted first). Only
     what is off its place moves: sending the idle VM's memory on node0 to
     node1 and back as well moved ~1.1 GiB more, most of the 100-157 s a
-    run's reset took on the emulated host with one CPU."""
-    for g in guests[1:]:
-        testbed.migratepages(g.pid, 0, 1)
-    testbed.migratepages(guests[0].pid, 1, 0)
+    run's reset took on the emulated host with one CPU. The guests' vCPUs
+    stop meanwhile: running, the apps' vCPUs took the emulated host's
+    CPUs from migratepages, and a reset after a run (~930 MiB to move)
+    took 90-110 s where migratepages alone moves ~100 MiB/s."""
+    monitors = [g.monitor() for g in guests]
+    try:
+        for m in monitors:
+            m.hmp("stop")
+        for g in guests[1:]:
+            testbed.migratepages(g.pid, 0, 1)
+        testbed.migratepages(guests[0].pid, 1, 0)
+    finally:
+        for m in monitors:
+            try:
+                m.hmp("cont")
+            finally:
+                m.close()
 
 
 def move_rate_mib_s():
@@ -765,12 +782,26 @@ def must_move_mib(off_mib, on_node0_mib, idle_hot_mib, dram_mib, free_mib):
     return up + max(0.0, up - free_mib)
 
 
+def node0_mib(guests):
+    """Each guest's memory on node0 (numa_maps of its QEMU process)."""
+    return {g.name: round(testbed.numa_maps_per_node(g.pid).get(0, 0) / 2**20, 1) for g in guests}
+
+
+def net_move_mib(start, end):
+    """The fewest MiB any policy moves to go from one placement to the
+    other, each guest's memory on node0 as given: whatever else it moves,
+    it moved there and back (churn). Unlike must_move_mib, it counts what
+    the policy chose to move, the guests' own kernels' memory in use too
+    (50-60 MiB a guest read hot beside its app's) and the idle VM's share."""
+    return sum(abs(end[k] - start.get(k, 0.0)) for k in end)
+
+
 def one_run(case, name, i, guests, rate, dram_mib):
     apps = guests[1:]
     demands = [len(g.hvas("hot")) * 4096 / 2**20 for g in apps]
     t0 = time.monotonic()
     reset_placement(guests)
-    start = [fraction_on(g.placement("hot"), 0) for g in apps]
+    start = [fraction_on(g.placement("hot", at_most=PROBE_PAGES), 0) for g in apps]
     if max(start) > START_MAX:
         raise RuntimeError(f"void start: apps' hot pages {[f'{f:.1%}' for f in start]} on node0 "
                            f"after the reset (at most {START_MAX:.0%})")
@@ -786,8 +817,10 @@ def one_run(case, name, i, guests, rate, dram_mib):
     idle_footprint_mib = tbprobe.host_footprint(guests[0].pid, guests[0].hvas("hot")) / 2**20
     print(f"  the idle VM's hot set: {len(guests[0].hvas('hot')) * 4096 / 2**20:.0f} MiB, "
           f"{idle_footprint_mib:.0f} MiB at the host's page size", flush=True)
+    node0_start = node0_mib(guests)
     r = run_policy(name, guests, apps, demands, start)
     t2 = time.monotonic()
+    net_mib = net_move_mib(node0_start, node0_mib(guests))
     void_if_unseen(apps, "end")
     # Where a run's wall time goes beside its measure: what bounds how many
     # runs make bench fits in an hour.
@@ -798,6 +831,9 @@ def one_run(case, name, i, guests, rate, dram_mib):
               "hot_off_node0_mib": round(off_mib, 1), "needed_mib": round(needed_mib, 1),
               "idle_hot_footprint_mib": round(idle_footprint_mib, 1),
               "migrated_over_needed": round(r["migrated_mib"] / needed_mib, 2) if needed_mib else None,
+              "node0_mib": {"start": node0_start, "end": node0_mib(guests)},
+              "net_moved_mib": round(net_mib, 1),
+              "migrated_over_net": round(r["migrated_mib"] / net_mib, 2) if net_mib >= 1 else None,
               "migrated_over_hot_off": round(r["migrated_mib"] / off_mib, 2) if off_mib else None})
     return r
 
