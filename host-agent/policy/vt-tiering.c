@@ -494,15 +494,17 @@ warm_floor (const VtTieringInput *in)
 }
 
 /* Whether region r may move: `pass` 0 is the first choice (for demotion,
- * cold memory), pass 1 what `depth` adds. */
+ * cold memory), pass 1 what `depth` adds; a promotion asked for lasting
+ * use (VmState.lasting_only) takes only lasting memory. */
 static gboolean
 eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r, const Place *pl,
-          gboolean promote, guint pass, DemoteDepth depth)
+          gboolean promote, guint pass, DemoteDepth depth, gboolean lasting_only)
 {
+  if (promote && in->mode == VT_TIER_MODE_FAST_ONLY)
+    return pl->slow > 0 && r->age >= c->promote_min_age;
   if (promote)
-    return pl->slow > 0 && r->age >= c->promote_min_age &&
-           (in->mode == VT_TIER_MODE_FAST_ONLY ||
-            (r->nr_accesses >= in->hot_threshold && pl->hot_again) ||
+    return pl->slow > 0 && r->age >= c->promote_min_age && (!lasting_only || pl->lasting) &&
+           ((r->nr_accesses >= in->hot_threshold && pl->hot_again) ||
             (depth >= PROMOTE_WARM && r->nr_accesses >= warm_floor (in) && pl->warm_held) ||
             (depth == PROMOTE_TOUCHED && pl->touched_held));
   if (pl->top == 0)
@@ -586,8 +588,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       if (promote && !taken[i] && place[i].slow > 0 && r->nr_accesses >= in->hot_threshold &&
           r->age < t->config.promote_min_age)
         res.young += place[i].slow;
-      if (taken[i] || !eligible (&t->config, in, r, &place[i], promote, pass, depth) ||
-          (promote && s->lasting_only && !place[i].lasting && in->mode != VT_TIER_MODE_FAST_ONLY))
+      if (taken[i] || !eligible (&t->config, in, r, &place[i], promote, pass, depth, s->lasting_only))
         continue;
       taken[i] = TRUE;
       guint64 movable = movable_bytes (s, r, &place[i], promote, now);
@@ -1417,8 +1418,7 @@ swap_side (VtTiering *t, const VtTieringInput *in, const Place *place, gboolean 
     const VtRegion *r = &in->regions[i];
     const Place *pl = &place[i];
     if (!eligible (&t->config, in, r, pl, promote, promote ? 0 : 1,
-                   promote ? PROMOTE_HOT : DEMOTE_SWAP) ||
-        (promote && s->lasting_only && !pl->lasting))
+                   promote ? PROMOTE_HOT : DEMOTE_SWAP, s->lasting_only))
       continue;
     gboolean hot_held = promote && r->nr_accesses >= in->hot_threshold && pl->hot_held;
     SwapSide e = { r->nr_accesses, movable_bytes (s, r, pl, promote, now) };
