@@ -1258,6 +1258,21 @@ test_passing_hot_scan_stays_down (void)
   drop_host ();
 }
 
+/* VM a alone on a fresh host: its pages [slow_first, slow_end) on node1,
+ * the rest on node0, whose size is `node0_pages`; its first `hot_regions`
+ * regions hot. */
+static void
+a_alone (World *w, int slow_first, int slow_end, guint64 node0_pages, guint hot_regions)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = p >= slow_first && p < slow_end ? 1 : 0;
+    placement[1][p] = 1; /* no second VM here */
+  }
+  node_total[0] = node0_pages * PAGE;
+  make_host ();
+  world_init (w, 1, hot_regions);
+}
+
 /* VM a, idle, its first half on the slow node and its second in DRAM
  * (cold now, 2 of 40, but young: no plain demotion), beside free memory of
  * the reserve and `spare_pages` more, seen by vtierd for longer than the
@@ -1266,13 +1281,7 @@ test_passing_hot_scan_stays_down (void)
 static VtTiering *
 idle_at_share (World *w, int spare_pages)
 {
-  for (int p = 0; p < PAGES; p++) {
-    placement[0][p] = p < 2048 ? 1 : 0;
-    placement[1][p] = 1; /* no second VM here */
-  }
-  node_total[0] = (2048 + 256 + spare_pages) * PAGE; /* the reserve: 256 pages */
-  make_host ();
-  world_init (w, 1, 0);
+  a_alone (w, 0, 2048, 2048 + 256 + spare_pages, 0); /* the reserve: 256 pages */
   w->has_fresh[0] = TRUE;
   for (int r = 2; r < 4; r++) {
     w->regions[0][r].nr_accesses = w->fresh[0][r] = 2;
@@ -1631,14 +1640,8 @@ test_warm_without_room_says_so (void)
 static void
 test_dead_band (void)
 {
-  for (int p = 0; p < PAGES; p++) {
-    placement[0][p] = 0;
-    placement[1][p] = 1; /* no second VM here */
-  }
-  node_total[0] = (PAGES + 192) * PAGE; /* free 0.75 MiB: the share is 0.25 MiB short */
-  make_host ();
   World w;
-  world_init (&w, 1, 4);
+  a_alone (&w, 0, 0, PAGES + 192, 4); /* free 0.75 MiB: the share is 0.25 MiB short */
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 10);
   const VtTieringStats *a = vt_tiering_stats (t, GUINT_TO_POINTER (1));
@@ -1712,14 +1715,8 @@ test_scattered_hot_set (void)
 static void
 test_exchange_within_vm (void)
 {
-  for (int p = 0; p < PAGES; p++) {
-    placement[0][p] = p < 2048 ? 1 : 0;
-    placement[1][p] = 1; /* no second VM here */
-  }
-  node_total[0] = (2048 + 256) * PAGE; /* free: the reserve and not a page more */
-  make_host ();
   World w;
-  world_init (&w, 1, 2);
+  a_alone (&w, 0, 2048, 2048 + 256, 2); /* free: the reserve and not a page more */
   /* Cold now (2 of 40: the 5% cold limit), but young: no plain demotion. */
   w.regions[0][2].nr_accesses = w.regions[0][3].nr_accesses = 2;
   w.regions[0][2].age = w.regions[0][3].age = 1;
