@@ -79,3 +79,10 @@ vt_bounce_high (VtBounce *b, guint64 min_bytes, gint64 now_us)
   age (b, now_us);
   return b->bounced >= (double) min_bytes && b->bounced * 4 >= b->promoted;
 }
+
+void
+vt_bounce_counts (VtBounce *b, gint64 now_us, guint64 *promoted, guint64 *bounced)
+{
+  age (b, now_us);
+  *promoted = (guint64) b->promoted, *bounced = (guint64) b->bounced;
+}

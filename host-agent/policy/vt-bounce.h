@@ -31,5 +31,7 @@ void vt_bounce_demoted (VtBounce *bounce, guint64 start, guint64 end, guint64 by
 /* Whether at least `min_bytes` bounced lately, and at least a quarter of
  * what it promoted at share (both as decayed to `now_us`). */
 gboolean vt_bounce_high (VtBounce *bounce, guint64 min_bytes, gint64 now_us);
+/* Both counts, as decayed to `now_us` (for the log). */
+void vt_bounce_counts (VtBounce *bounce, gint64 now_us, guint64 *promoted, guint64 *bounced);
 
 G_END_DECLS

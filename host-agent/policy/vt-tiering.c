@@ -2069,6 +2069,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     v->st->warm_slow = v->warm_slow;
     note_flicker (s, v);
     s->jobs = s->jobs_moved = s->jobs_failed = 0;
+    guint64 promoted_at_share, bounced;
+    vt_bounce_counts (s->bounce, g_get_monotonic_time (), &promoted_at_share, &bounced);
     g_debug ("tiering %s: target %" G_GUINT64_FORMAT " MiB, top tier %" G_GUINT64_FORMAT
              " MiB (hot %" G_GUINT64_FORMAT "), slow %" G_GUINT64_FORMAT " MiB (hot %"
              G_GUINT64_FORMAT "), demand %" G_GUINT64_FORMAT " MiB; up %" G_GUINT64_FORMAT
@@ -2076,13 +2078,15 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
              G_GUINT64_FORMAT " (hot %" G_GUINT64_FORMAT ", cooling %" G_GUINT64_FORMAT
              "), exchange %" G_GUINT64_FORMAT " MiB, warm %"
              G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ", touched %" G_GUINT64_FORMAT " of %"
-             G_GUINT64_FORMAT " MiB: %s",
+             G_GUINT64_FORMAT " MiB, bounced %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+             " MiB%s: %s",
              v->in->name, v->target >> 20, v->current >> 20, v->st->hot_top >> 20,
              v->st->slow_bytes >> 20, v->st->hot_slow >> 20, v->st->demand >> 20,
              v->up.planned >> 20, v->up.young >> 20, v->up.cooling >> 20, v->down.planned >> 20,
              v->down.hot >> 20, v->down.cooling >> 20,
              v->swap_up.planned >> 20,
              v->warm.planned >> 20, v->warm_slow >> 20, v->thin.planned >> 20, v->thin_slow >> 20,
+             bounced >> 20, promoted_at_share >> 20, s->lasting_only ? " (lasting only)" : "",
              vt_tiering_status_name (v->st->status));
   }
   g_debug ("tiering: top free %" G_GUINT64_FORMAT " MiB, %s; %u demotion(s) (%" G_GUINT64_FORMAT
