@@ -44,7 +44,7 @@ typedef struct {
   guint64 migrate_bytes_per_s;
   guint migrate_cpu_ms_per_s;
   guint migrate_priority; /* the moving thread's nice: -migrate_priority */
-  guint promote_min_age, demote_min_age;
+  guint promote_min_age, demote_min_age, refill_min_age;
   guint cold_max_pct;
   guint exchange_gap_pct;
   guint cooldown_s;

@@ -418,6 +418,7 @@ tiering_config (const VtConfig *config)
     .cpu_ms_per_s = config->migrate_cpu_ms_per_s,
     .promote_min_age = config->promote_min_age,
     .demote_min_age = config->demote_min_age,
+    .refill_min_age = config->refill_min_age,
     .cold_max_pct = config->cold_max_pct,
     .exchange_gap_pct = config->exchange_gap_pct,
     .cooldown_s = config->cooldown_s,

@@ -469,6 +469,7 @@ coldest_oldest_first (gconstpointer a, gconstpointer b)
 
 /* How far a move may reach into a VM's memory. A demotion: */
 typedef enum {
+  DEMOTE_IDLE,    /* cold for refill-min-age aggregations (a refill) */
   DEMOTE_COLD,    /* cold for demote-min-age aggregations */
   DEMOTE_SWAP,    /* ... then any, its caller choosing which (plan_exchange) */
   DEMOTE_ANY,     /* ... then warmer memory too, coldest first (contention) */
@@ -515,8 +516,10 @@ eligible (const VtTieringConfig *c, const VtTieringInput *in, const VtRegion *r,
    * above its share goes by its heat alone (coldest first): the heat of
    * memory in use flickers, and DAMON's age restarts with every flicker. */
   gboolean cold_now = r->nr_accesses * 100 <= c->cold_max_pct * in->max_accesses;
+  guint min_age = depth == DEMOTE_IDLE ? MAX (c->refill_min_age, c->demote_min_age)
+                                       : c->demote_min_age;
   if (pass == 0)
-    return cold_now && r->age >= c->demote_min_age && pl->cold_held;
+    return cold_now && r->age >= min_age && pl->cold_held;
   return depth == DEMOTE_ANY || depth == DEMOTE_SWAP;
 }
 
@@ -577,7 +580,7 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
   if (pool)
     bytes = MIN (bytes, *pool);
 
-  guint passes = promote || depth == DEMOTE_COLD ? 1 : 2;
+  guint passes = promote || depth <= DEMOTE_COLD ? 1 : 2;
   /* Its hot set, wherever it sits, fits in its target (this round's). */
   const VtTieringStats *st = &s->stats;
   gboolean hot_fits = st->hot_top + st->hot_slow <= st->target + dead_band (st->target);
@@ -1970,10 +1973,13 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
      * holds the reserve while its share, not its demand, bounds it: that
      * memory is not its to keep. A VM above a target its demand set gives
      * up cold memory alone (its heat wavers; moved down, it would come
-     * back up). */
+     * back up); above the reserve, with nobody waiting for the room (a
+     * refill to the high watermark), only memory cold for refill-min-age. */
     gboolean share_bound = v->st->demand > v->target + dead_band (v->target);
-    DemoteDepth depth = contended || (share_bound && tiers->top_free < keep_free) ?
-                          DEMOTE_ANY : DEMOTE_COLD;
+    gboolean below_reserve = tiers->top_free < keep_free;
+    DemoteDepth depth = contended || (share_bound && below_reserve) ? DEMOTE_ANY
+                        : below_reserve || makes_room                ? DEMOTE_COLD
+                                                                     : DEMOTE_IDLE;
     v->down = plan_vm (t, v->in, v->place, FALSE, depth, bytes, v->slow_node, budget, FALSE,
                        demotes);
     freed += v->down.planned;

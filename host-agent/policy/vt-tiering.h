@@ -52,6 +52,14 @@ typedef struct {
   guint cpu_ms_per_s;           /* CPU time spent migrating, per second */
   guint promote_min_age;        /* aggregations hot before promotion */
   guint demote_min_age;         /* aggregations cold before demotion */
+  /* ... before a demotion that refills free memory above the reserve while
+   * nobody waits for the room: a guest's own memory in intermittent use
+   * reads cold for demote_min_age now and then, and came back up (in the
+   * fit bench, 60-70 MiB of each VM each way in the 85 s after all hot
+   * sets were up, with 128-180 MiB free). Below the reserve, or for memory
+   * another VM waits for, demote_min_age; never less than it (0: the
+   * same). */
+  guint refill_min_age;
   guint cold_max_pct;           /* nr_accesses at most this % of the max: cold */
   /* an exchange also takes top-tier memory this % less hot than the slow
    * memory it swaps with (and by a fifth of the scale); 0: cold only */

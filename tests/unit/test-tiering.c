@@ -303,6 +303,8 @@ a_fills_dram_b_on_the_slow_node (World *w, guint free_pages)
   node_used_other[0] = NODE_PAGES - PAGES - free_pages;
   make_host ();
   world_init (w, 2, 1);
+  for (int r = 1; r < 4; r++)
+    w->regions[0][r].age = 1000; /* a's cold memory: idle for long */
 }
 
 static const VtTieringConfig config = {
@@ -441,8 +443,8 @@ test_unknown_heat_stays (void)
 
 /* Demoting goes as far as the promotions due and the high watermark ask,
  * not down to every VM's share: more would keep the mover from the
- * promotions. Here a's 3072 cold pages are above its share, and b's 1024
- * hot pages and the high watermark (819 pages free) need 1743 of them. */
+ * promotions. Here a's 3072 cold pages are above its share, and b's 1024 hot pages and the high watermark (819
+ * pages free) need 1743 of them. */
 static void
 test_demotes_what_is_needed (void)
 {
@@ -454,6 +456,48 @@ test_demotes_what_is_needed (void)
   guint down = count (0, 1024, 3072, 1);
   g_assert_cmpuint (down, >=, 1743);
   g_assert_cmpuint (down, <=, 1743 + 512); /* a job moves whole huge pages */
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
+/* Above the reserve, with nobody waiting for the room, memory that was
+ * cold for demote-min-age (25 aggregations) but not for refill-min-age
+ * (150; here 100) stays: a guest's memory in intermittent use reads cold
+ * for that long now and then, and went down and back up (the fit bench).
+ * Here a's cold memory is above its share and b waits for nothing (all
+ * cold). Below the reserve (300 pages free, the reserve the low
+ * watermark's 410) a's cold memory goes down, a job a round (2 MiB); once
+ * above it, the refill toward the high watermark (30%: 2457 pages free)
+ * waits until that memory has been cold for refill-min-age. One job a
+ * round, and none while one runs, keep the rounds apart whatever the
+ * host's speed: with more, a slow host (ASan) planned the refill while
+ * still below the reserve. */
+static void
+test_refill_takes_long_cold_only (void)
+{
+  World w;
+  a_fills_dram_b_on_the_slow_node (&w, 300);
+  w.regions[1][0].nr_accesses = 0;
+  for (int r = 1; r < 4; r++)
+    w.regions[0][r].age = 100;
+  VtTieringConfig refill = config;
+  refill.bytes_per_s = 20ull << 20; /* 2 MiB a round: one job */
+  refill.high_watermark_pct = 30;
+  refill.refill_min_age = 150;
+  g_autoptr (VtTiering) t = vt_tiering_new (&refill, inputs, &w);
+  gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (node_free (0) < 410 * PAGE && g_get_monotonic_time () < end)
+    run_rounds (t, 1);
+  g_assert_cmpuint (node_free (0), >=, 410 * PAGE); /* the reserve came back */
+  run_rounds (t, 20); /* rounds enough for the refill, were it allowed */
+  g_assert_cmpuint (count (0, 1024, 3072, 1), <, 2457 - 300); /* it was not */
+  /* Cold for long enough now: it refills the high watermark. */
+  for (int r = 1; r < 4; r++)
+    w.regions[0][r].age = refill.refill_min_age;
+  end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (node_free (0) < 2457 * PAGE && g_get_monotonic_time () < end)
+    run_rounds (t, 1);
+  g_assert_cmpuint (node_free (0), >=, 2457 * PAGE);
   node_used_other[0] = 0;
   drop_host ();
 }
@@ -2368,6 +2412,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/promotes-while-demoting", test_promotes_while_demoting);
   g_test_add_func ("/tiering/unknown-heat-stays", test_unknown_heat_stays);
   g_test_add_func ("/tiering/demotes-what-is-needed", test_demotes_what_is_needed);
+  g_test_add_func ("/tiering/refill-takes-long-cold-only", test_refill_takes_long_cold_only);
   g_test_add_func ("/tiering/demotes-for-what-can-come-up", test_demotes_for_what_can_come_up);
   g_test_add_func ("/tiering/promotes-ahead-into-reserve", test_promotes_ahead_into_reserve);
   g_test_add_func ("/tiering/busy-pages-are-retried", test_busy_pages_are_retried);
