@@ -37,7 +37,10 @@ each guest's change of memory on node0, by numa_maps; what it moved
 beyond that went there and back), CPU seconds of the tiering machinery, user and system
 apart, per part: vtierd's main loop (tracking, regions, policy; and by
 its own count, vtier_main_loop_cpu_seconds_total, how much of it went to
-heat, residency, numa-maps, planning and the rest), its worker threads (move_pages: the copying is system time) and its kdamonds; the
+heat, residency, numa-maps, planning and the rest), its worker threads
+(move_pages: the copying is system time; by its own count,
+vtier_move_cpu_seconds_total, how much of it its move jobs took) and its
+kdamonds; the
 kdamonds of DAMOS; kswapd, which demotes for NUMA balancing (NUMA
 balancing's hinting faults run in the guests' own threads and are counted,
 not timed), and the fairness error: how far each app's top-tier hot
@@ -414,7 +417,21 @@ class WithVtierd:
 
     def start(self, guests):
         self.vtierd = testbed.Vtierd(self.CONFIG).start()
+        self.listed = (0.0, {})
         return self
+
+    def vms(self):
+        """{name: vtierctl list's entry}, one listing for all of a sample's
+        readers (cpu, moved, report): each vtierctl run costs the emulated
+        host ~0.5-1 s of the CPU it measures, and ten of them a sample
+        spaced the samples 13-19 s apart where SAMPLE_S is 5."""
+        at, vms = self.listed
+        if time.monotonic() - at > SAMPLE_S / 2:
+            listing = self.vtierd.ctl("list", check=False) or []
+            entries = listing.get("vms", []) if isinstance(listing, dict) else listing
+            vms = {v["name"]: v for v in entries}
+            self.listed = (time.monotonic(), vms)
+        return vms
 
     def cpu(self):
         """vtierd's main loop, its other threads (the process's total, which
@@ -422,9 +439,8 @@ class WithVtierd:
         kdamonds it started. Kdamonds appear as vtierd tracks the VMs and
         are remembered, so a sample never loses one."""
         pid = self.vtierd.proc.pid
-        for name in ("idle", "a", "b"):
-            vm = self.vtierd.vm(name)
-            if vm and vm.get("kdamond_pid"):
+        for vm in self.vms().values():
+            if vm.get("kdamond_pid"):
                 self.kdamonds = getattr(self, "kdamonds", set()) | {vm["kdamond_pid"]}
         out = parts_cpu({"vtierd main loop": [f"/proc/{pid}/task/{pid}/stat"],
                          "vtierd total": [f"/proc/{pid}/stat"],
@@ -433,8 +449,12 @@ class WithVtierd:
         out["vtierd workers (move_pages)"] = (total[0] - main[0], total[1] - main[1])
         return out
 
-    def main_loop_parts(self):
-        """vtierd's main thread CPU seconds by part, from its metrics."""
+    def vtierd_parts(self):
+        """vtierd's CPU seconds by part, from its metrics: its main thread's
+        by part ("main: heat", ...), and of its worker threads, what its
+        move jobs took ("workers: move jobs", summed over node pairs and
+        page classes); the rest of the workers' is the commits' and the
+        bus's."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{METRICS_PORT}/metrics", timeout=10) as r:
                 text = r.read().decode()
@@ -442,8 +462,11 @@ class WithVtierd:
             print(f"  vtierd's metrics: {e}", flush=True)
             return {}
         prefix = 'vtier_main_loop_cpu_seconds_total{part="'
-        return {line[len(prefix):].split('"')[0]: float(line.rsplit(" ", 1)[1])
-                for line in text.splitlines() if line.startswith(prefix)}
+        parts = {"main: " + line[len(prefix):].split('"')[0]: float(line.rsplit(" ", 1)[1])
+                 for line in text.splitlines() if line.startswith(prefix)}
+        parts["workers: move jobs"] = sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                                          if line.startswith("vtier_move_cpu_seconds_total{"))
+        return parts
 
     def report(self):
         """Per VM, a line a sample: its engine and status, its target and
@@ -451,7 +474,7 @@ class WithVtierd:
         and aggregations so far (their pace: the tuned intervals)."""
         lines = []
         for name in ("idle", "a", "b"):
-            vm = self.vtierd.vm(name) or {}
+            vm = self.vms().get(name, {})
             lines.append(f"{name}: engine {vm.get('engine', '?')} {vm.get('engine_why', '')} "
                          f"tiering {vm.get('tiering', '?')} target {vm.get('target_bytes', 0) >> 20} "
                          f"top {vm.get('top_bytes', 0) >> 20} MiB, "
@@ -462,10 +485,8 @@ class WithVtierd:
     def moved(self):
         """{name: [MiB promoted, MiB demoted]} of each VM since vtierd
         started (vtierctl list): where its migration went, VM by VM."""
-        listing = self.vtierd.ctl("list", check=False) or []
-        vms = listing.get("vms", []) if isinstance(listing, dict) else listing
-        return {v["name"]: [round(v.get("promoted_bytes", 0) / 2**20, 1),
-                            round(v.get("demoted_bytes", 0) / 2**20, 1)] for v in vms}
+        return {name: [round(v.get("promoted_bytes", 0) / 2**20, 1),
+                       round(v.get("demoted_bytes", 0) / 2**20, 1)] for name, v in self.vms().items()}
 
     def hot_read(self, guests, gens):
         """{name: [MiB of the regions vtierd reads hot (`vtierctl heat`),
@@ -597,7 +618,7 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     # taken here), so its CPU is counted from here; the last sample keeps each
     # part's highest figure, as a kdamond's goes when its VM does.
     c0, cpu_parts = runner.cpu(), {}
-    loop0 = runner.main_loop_parts() if hasattr(runner, "main_loop_parts") else {}
+    loop0 = runner.vtierd_parts() if hasattr(runner, "vtierd_parts") else {}
     samples, when90, settled_at = [], None, None
     # The page sets' generation, read once: each read parses the guest's
     # whole console over the 9p share (a sample took 29 s, probe and
@@ -647,7 +668,7 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         for line in (runner.report() if hasattr(runner, "report") else []):
             print(f"    {line}", flush=True)
     cpu_s = sum(u + s for u, s in cpu_parts.values())
-    loop = runner.main_loop_parts() if loop0 else {}
+    loop = runner.vtierd_parts() if loop0 else {}
     loop = {k: round(v - loop0.get(k, 0.0), 2) for k, v in loop.items()}
     v1 = vmstat()
     # Sampled as the hot pages are: all of the idle VM's ~140k cold pages
@@ -663,7 +684,16 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     errors = [abs(g - f) / f if f else 0.0 for g, f in zip(got, fair)]
     delta = {k: v1.get(k, 0) - v0.get(k, 0) for k in
              ("pgmigrate_success", "pgpromote_success", "pgdemote_kswapd", "pgdemote_direct",
-              "numa_hint_faults")}
+              "numa_hint_faults",
+              # What a move's CPU per MiB hangs on: a huge page moved whole,
+              # split, or made room for by compaction (alloc_migration_target,
+              # move_pages' and DAMOS's, asked for direct reclaim for a huge
+              # page until a 2026 fix, "clear GFP_RECLAIM after, not
+              # before"). Seen: the workers' CPU per MiB moved 2x apart
+              # between two boots.
+              "thp_migration_success", "thp_migration_fail", "thp_migration_split",
+              "compact_stall", "compact_success", "compact_fail", "compact_migrate_scanned",
+              "compact_free_scanned")}
     # What each VM moved once the hot sets were 90% in (vtierd rows): what
     # moves after that is churn, not the move that had to be made.
     at90 = next((s for s in samples if s["t"] >= (when90 or end + 1)), None)
@@ -683,7 +713,7 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         "migrated_mib": round(delta["pgmigrate_success"] * 4096 / 2**20, 1),
         "vmstat": delta, "cpu_s": round(cpu_s, 2),
         "cpu_parts": {k: {"user_s": round(u, 2), "system_s": round(s, 2)} for k, (u, s) in cpu_parts.items()},
-        "main_loop_parts_s": loop,
+        "vtierd_parts_s": loop,
         "fairness_error": round(sum(errors) / len(errors), 4),
         # The share of the apps' hot pages vtierd read hot, over the same
         # last seconds (None: not a vtierd row).
@@ -820,7 +850,8 @@ def one_run(case, name, i, guests, rate, dram_mib):
     node0_start = node0_mib(guests)
     r = run_policy(name, guests, apps, demands, start)
     t2 = time.monotonic()
-    net_mib = net_move_mib(node0_start, node0_mib(guests))
+    node0_end = node0_mib(guests)  # once: the net move and the JSON agree
+    net_mib = net_move_mib(node0_start, node0_end)
     void_if_unseen(apps, "end")
     # Where a run's wall time goes beside its measure: what bounds how many
     # runs make bench fits in an hour.
@@ -831,7 +862,7 @@ def one_run(case, name, i, guests, rate, dram_mib):
               "hot_off_node0_mib": round(off_mib, 1), "needed_mib": round(needed_mib, 1),
               "idle_hot_footprint_mib": round(idle_footprint_mib, 1),
               "migrated_over_needed": round(r["migrated_mib"] / needed_mib, 2) if needed_mib else None,
-              "node0_mib": {"start": node0_start, "end": node0_mib(guests)},
+              "node0_mib": {"start": node0_start, "end": node0_end},
               "net_moved_mib": round(net_mib, 1),
               "migrated_over_net": round(r["migrated_mib"] / net_mib, 2) if net_mib >= 1 else None,
               "migrated_over_hot_off": round(r["migrated_mib"] / off_mib, 2) if off_mib else None})
@@ -876,8 +907,8 @@ def main():
                 with open(run_path(case, name, i), "w") as f:
                     json.dump(r, f, indent=1)
                 print(f"  {case} {name} run {i + 1}: phases {r['phases_s']} s", flush=True)
-                if r.get("main_loop_parts_s"):
-                    print(f"  {case} {name} run {i + 1}: main loop by part {r['main_loop_parts_s']} s",
+                if r.get("vtierd_parts_s"):
+                    print(f"  {case} {name} run {i + 1}: vtierd by part {r['vtierd_parts_s']} s",
                           flush=True)
                 print(f"  {case} {name} run {i + 1}: {r['final_on_node0']:.1%} after {r['measured_s']:.0f} s, "
                       f"90% at {r['time_to_90_s']} s (bound {r['move_bound_s']} s), "
