@@ -55,7 +55,7 @@ typedef struct {
   /* ... before a demotion that refills free memory above the reserve while
    * nobody waits for the room: a guest's own memory in intermittent use
    * reads cold for demote_min_age now and then, and came back up (in the
-   * fit bench, 60-70 MiB of each VM each way in the 85 s after all hot
+   * fit bench, 51-76 MiB of each VM each way in the 85 s after all hot
    * sets were up, with 128-180 MiB free). Below the reserve, or for memory
    * another VM waits for, demote_min_age; never less than it (0: the
    * same). */

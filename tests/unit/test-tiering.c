@@ -303,8 +303,6 @@ a_fills_dram_b_on_the_slow_node (World *w, guint free_pages)
   node_used_other[0] = NODE_PAGES - PAGES - free_pages;
   make_host ();
   world_init (w, 2, 1);
-  for (int r = 1; r < 4; r++)
-    w->regions[0][r].age = 1000; /* a's cold memory: idle for long */
 }
 
 static const VtTieringConfig config = {
@@ -443,8 +441,8 @@ test_unknown_heat_stays (void)
 
 /* Demoting goes as far as the promotions due and the high watermark ask,
  * not down to every VM's share: more would keep the mover from the
- * promotions. Here a's 3072 cold pages are above its share, and b's 1024 hot pages and the high watermark (819
- * pages free) need 1743 of them. */
+ * promotions. Here a's 3072 cold pages are above its share, and b's 1024
+ * hot pages and the high watermark (819 pages free) need 1743 of them. */
 static void
 test_demotes_what_is_needed (void)
 {

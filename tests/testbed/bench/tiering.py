@@ -417,21 +417,21 @@ class WithVtierd:
 
     def start(self, guests):
         self.vtierd = testbed.Vtierd(self.CONFIG).start()
-        self.listed = (0.0, {})
+        self.listed = {}
         return self
 
+    def refresh(self):
+        """One vtierctl listing a sample, for all of its readers (cpu,
+        moved, report): each vtierctl run costs the emulated host ~0.5-1 s
+        of the CPU it measures, and ten of them a sample spaced the samples
+        a median 13.7 s apart (11.5-23.6 s) where SAMPLE_S is 5."""
+        listing = self.vtierd.ctl("list", check=False) or []
+        entries = listing.get("vms", []) if isinstance(listing, dict) else listing
+        self.listed = {v["name"]: v for v in entries}
+
     def vms(self):
-        """{name: vtierctl list's entry}, one listing for all of a sample's
-        readers (cpu, moved, report): each vtierctl run costs the emulated
-        host ~0.5-1 s of the CPU it measures, and ten of them a sample
-        spaced the samples 13-19 s apart where SAMPLE_S is 5."""
-        at, vms = self.listed
-        if time.monotonic() - at > SAMPLE_S / 2:
-            listing = self.vtierd.ctl("list", check=False) or []
-            entries = listing.get("vms", []) if isinstance(listing, dict) else listing
-            vms = {v["name"]: v for v in entries}
-            self.listed = (time.monotonic(), vms)
-        return vms
+        """{name: vtierctl list's entry}, as of the last refresh()."""
+        return self.listed
 
     def cpu(self):
         """vtierd's main loop, its other threads (the process's total, which
@@ -617,6 +617,8 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     # The machinery starts with the policy (kswapd aside, whose count before is
     # taken here), so its CPU is counted from here; the last sample keeps each
     # part's highest figure, as a kdamond's goes when its VM does.
+    refresh = getattr(runner, "refresh", lambda: None)
+    refresh()
     c0, cpu_parts = runner.cpu(), {}
     loop0 = runner.vtierd_parts() if hasattr(runner, "vtierd_parts") else {}
     samples, when90, settled_at = [], None, None
@@ -634,6 +636,7 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         gone = [g.name for g in guests if not g.alive()]
         if gone:  # the run is void: say so now, not at its end
             raise RuntimeError(f"guest(s) {', '.join(gone)} gone at +{time.monotonic() - t0:.0f} s")
+        refresh()
         for label, (u, s) in runner.cpu().items():
             u0, s0 = c0.get(label, (0.0, 0.0))
             old = cpu_parts.get(label, (0.0, 0.0))
