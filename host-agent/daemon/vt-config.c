@@ -56,12 +56,13 @@ vt_config_new_defaults (void)
    * a scattered hot set's counts do every other aggregation: at age >= 1,
    * 13-21 MiB of a busy guest's hot memory on the slow node waited 4
    * rounds in pressure-split, and its hot set stopped at 89%. */
-  c->promote_min_age = 0;
-  c->demote_min_age = 25;
-  /* 0: as demote-min-age. 150 (30 s) cut the fit bench's churn, but the
-   * no-fit matrix case fell below its bar in both runs with it (issue 12's
-   * note): see VtTieringConfig.refill_min_age. */
-  c->refill_min_age = 0;
+  c->promote_min_age = (VtConfigAge) { 0 };
+  /* 25 aggregations at the default 200 ms, as it was counted before. */
+  c->demote_min_age = (VtConfigAge) { .us = 5 * G_USEC_PER_SEC };
+  /* 0: as demote-min-age. 30 s cut the fit bench's churn, but the no-fit
+   * matrix case fell below its bar in all three runs with it, where four
+   * without passed (issue 12's notes): see VtTieringConfig.refill_min_age. */
+  c->refill_min_age = (VtConfigAge) { 0 };
   c->cold_max_pct = 5;
   c->exchange_gap_pct = 150;
   c->cooldown_s = 30;
@@ -98,7 +99,16 @@ vt_config_free (VtConfig *c)
 }
 
 /* Every option vtierd knows, with how to read it into VtConfig. */
-typedef enum { OPT_BOOL, OPT_STRING, OPT_LIST, OPT_UINT, OPT_UINT64, OPT_MIB, OPT_ENUM } OptType;
+typedef enum {
+  OPT_BOOL,
+  OPT_STRING,
+  OPT_LIST,
+  OPT_UINT,
+  OPT_UINT64,
+  OPT_MIB,
+  OPT_ENUM,
+  OPT_AGE, /* VtConfigAge: min and max bound the count; a time, a day at most */
+} OptType;
 typedef struct {
   const char *group, *key;
   OptType type;
@@ -152,9 +162,9 @@ static const Option options[] = {
   OPT ("tiering", "migrate-mib-per-s", OPT_MIB, migrate_bytes_per_s, 1, 1 << 30),
   OPT ("tiering", "migrate-cpu-ms-per-s", OPT_UINT, migrate_cpu_ms_per_s, 1, 1000),
   OPT ("tiering", "migrate-priority", OPT_UINT, migrate_priority, 0, 20),
-  OPT ("tiering", "promote-min-age", OPT_UINT, promote_min_age, 0, 100000),
-  OPT ("tiering", "demote-min-age", OPT_UINT, demote_min_age, 0, 100000),
-  OPT ("tiering", "refill-min-age", OPT_UINT, refill_min_age, 0, 100000),
+  OPT ("tiering", "promote-min-age", OPT_AGE, promote_min_age, 0, 100000),
+  OPT ("tiering", "demote-min-age", OPT_AGE, demote_min_age, 0, 100000),
+  OPT ("tiering", "refill-min-age", OPT_AGE, refill_min_age, 0, 100000),
   OPT ("tiering", "cold-threshold", OPT_UINT, cold_max_pct, 0, 100),
   OPT ("tiering", "exchange-gap", OPT_UINT, exchange_gap_pct, 0, 10000),
   OPT ("tiering", "cooldown", OPT_UINT, cooldown_s, 0, 86400),
@@ -179,6 +189,45 @@ group_is_known (const char *group)
   for (gsize i = 0; i < G_N_ELEMENTS (options); i++)
     if (g_str_equal (options[i].group, group))
       return TRUE;
+  return FALSE;
+}
+
+guint
+vt_config_age_aggregations (VtConfigAge age, guint64 aggr_us)
+{
+  if (age.us == 0)
+    return age.aggregations;
+  return (guint) MIN ((age.us + MAX (aggr_us, 1) - 1) / MAX (aggr_us, 1), G_MAXUINT);
+}
+
+/* "25" (aggregations, within [min, max]), or "5s", "300ms", "2min" (a
+ * space before the unit or not), up to a day. */
+static gboolean
+parse_age (const char *raw, guint64 min, guint64 max, VtConfigAge *out)
+{
+  static const struct {
+    const char *unit;
+    guint64 us;
+  } units[] = { { "ms", 1000 }, { "s", G_USEC_PER_SEC }, { "min", 60 * G_USEC_PER_SEC } };
+  g_autofree char *text = g_strstrip (g_strdup (raw ? raw : ""));
+  char *end = NULL;
+  if (!g_ascii_isdigit (text[0]))
+    return FALSE;
+  guint64 v = g_ascii_strtoull (text, &end, 10);
+  if (*end == '\0') {
+    if (v < min || v > max)
+      return FALSE;
+    *out = (VtConfigAge) { .aggregations = (guint) v };
+    return TRUE;
+  }
+  while (*end == ' ')
+    end++;
+  for (gsize i = 0; i < G_N_ELEMENTS (units); i++)
+    if (g_str_equal (end, units[i].unit) && v <= G_USEC_PER_SEC * 86400ull / units[i].us) {
+      /* 0 s is "no age" as 0 is: counted, so that either reads the same. */
+      *out = (VtConfigAge) { .us = v * units[i].us };
+      return TRUE;
+    }
   return FALSE;
 }
 
@@ -235,6 +284,13 @@ read_option (GKeyFile *kf, const Option *o, VtConfig *c)
     g_autofree char *all = g_strjoinv (", ", (char **) o->names);
     return g_strdup_printf ("[%s] %s = '%s' is not one of %s", o->group, o->key, v, all);
   }
+  case OPT_AGE:
+    if (!parse_age (raw, o->min, o->max, (VtConfigAge *) field))
+      return g_strdup_printf ("[%s] %s = '%s' is not a time (5s, 300ms, 2min, a day at most) "
+                              "or a whole number of aggregations from %" G_GUINT64_FORMAT
+                              " to %" G_GUINT64_FORMAT, o->group, o->key, raw ? raw : "",
+                              o->min, o->max);
+    return NULL;
   case OPT_UINT:
   case OPT_UINT64:
   case OPT_MIB: {
@@ -302,6 +358,10 @@ option_equal (const Option *o, const VtConfig *a, const VtConfig *b)
   case OPT_ENUM: return *(const guint *) x == *(const guint *) y;
   case OPT_UINT64:
   case OPT_MIB: return *(const guint64 *) x == *(const guint64 *) y;
+  case OPT_AGE: {
+    const VtConfigAge *u = x, *v = y;
+    return u->us == v->us && u->aggregations == v->aggregations;
+  }
   case OPT_STRING: return g_strcmp0 (*(char *const *) x, *(char *const *) y) == 0;
   case OPT_LIST: {
     const char *const *u = *(const char *const *const *) x, *const *v = *(const char *const *const *) y;
@@ -358,6 +418,7 @@ vt_config_keep_restart_options (VtConfig *to, const VtConfig *from)
     case OPT_ENUM: *(guint *) t = *(const guint *) f; break;
     case OPT_UINT64:
     case OPT_MIB: *(guint64 *) t = *(const guint64 *) f; break;
+    case OPT_AGE: *(VtConfigAge *) t = *(const VtConfigAge *) f; break;
     case OPT_STRING:
       g_free (*(char **) t);
       *(char **) t = g_strdup (*(char *const *) f);

@@ -13,6 +13,18 @@
 /* A VM's tiering policy ([vm NAME] in the config, or set live). */
 #include "policy/vt-vm-policy.h"
 
+/* An age a region's heat must hold: a time ("5s", "300ms"), so that it
+ * keeps its length whatever [regions] aggr-us is; or, as before ages
+ * could be times, a count of aggregations ("25"). */
+typedef struct {
+  guint64 us;        /* a time; 0: counted */
+  guint aggregations; /* the count when `us` is 0 */
+} VtConfigAge;
+
+/* The age in aggregations of `aggr_us` each; a time rounds up (never
+ * shorter than it says). */
+guint vt_config_age_aggregations (VtConfigAge age, guint64 aggr_us);
+
 typedef struct {
   /* [discovery] */
   gboolean libvirt;
@@ -44,7 +56,7 @@ typedef struct {
   guint64 migrate_bytes_per_s;
   guint migrate_cpu_ms_per_s;
   guint migrate_priority; /* the moving thread's nice: -migrate_priority */
-  guint promote_min_age, demote_min_age, refill_min_age;
+  VtConfigAge promote_min_age, demote_min_age, refill_min_age;
   guint cold_max_pct;
   guint exchange_gap_pct;
   guint cooldown_s;

@@ -416,9 +416,12 @@ tiering_config (const VtConfig *config)
     .high_watermark_pct = config->high_watermark_pct,
     .bytes_per_s = config->migrate_bytes_per_s,
     .cpu_ms_per_s = config->migrate_cpu_ms_per_s,
-    .promote_min_age = config->promote_min_age,
-    .demote_min_age = config->demote_min_age,
-    .refill_min_age = config->refill_min_age,
+    /* Counted in the configured aggregations, which a VM tracked since
+     * before a reload changed aggr-us does not share (its ages then
+     * read short or long by the ratio until it is tracked again). */
+    .promote_min_age = vt_config_age_aggregations (config->promote_min_age, config->aggr_us),
+    .demote_min_age = vt_config_age_aggregations (config->demote_min_age, config->aggr_us),
+    .refill_min_age = vt_config_age_aggregations (config->refill_min_age, config->aggr_us),
     .cold_max_pct = config->cold_max_pct,
     .exchange_gap_pct = config->exchange_gap_pct,
     .cooldown_s = config->cooldown_s,

@@ -89,6 +89,38 @@ test_typos_and_bad_values_named (void)
   g_assert_cmpstr (c->source, ==, "auto");
 }
 
+/* Ages as times keep their length when aggr-us changes; a bare number
+ * counts aggregations, as before ages could be times. The default, 5 s,
+ * is what 25 aggregations of 200 ms were. */
+static void
+test_ages (void)
+{
+  g_autoptr (VtConfig) d = vt_config_new_defaults ();
+  g_assert_cmpuint (vt_config_age_aggregations (d->demote_min_age, 200000), ==, 25);
+  g_assert_cmpuint (vt_config_age_aggregations (d->demote_min_age, 800000), ==, 7); /* 6.25 up */
+  g_assert_cmpuint (vt_config_age_aggregations (d->refill_min_age, 800000), ==, 0);
+  g_autofree char *path = write_conf ("[tiering]\npromote-min-age=3\ndemote-min-age=300ms\n"
+                                      "refill-min-age = 2 min\n");
+  g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (VtConfig) c = vt_config_load (path, problems, NULL);
+  g_assert_cmpuint (problems->len, ==, 0);
+  g_assert_cmpuint (vt_config_age_aggregations (c->promote_min_age, 800000), ==, 3);
+  g_assert_cmpuint (vt_config_age_aggregations (c->demote_min_age, 200000), ==, 2);
+  g_assert_cmpuint (vt_config_age_aggregations (c->refill_min_age, 200000), ==, 600);
+  g_assert_cmpuint (vt_config_age_aggregations (c->refill_min_age, 800000), ==, 150);
+
+  const char *bad[] = { "5 sec", "-1s", "s", "2h", "100001", "86401s", "5s5" };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++) {
+    g_autofree char *text = g_strdup_printf ("[tiering]\ndemote-min-age=%s\n", bad[i]);
+    g_autofree char *p = write_conf (text);
+    g_autoptr (GPtrArray) pr = g_ptr_array_new_with_free_func (g_free);
+    g_autoptr (VtConfig) b = vt_config_load (p, pr, NULL);
+    g_autofree char *said = g_strdup_printf ("demote-min-age = '%s' is not a time", bad[i]);
+    g_assert_true (problems_mention (pr, said, NULL));
+    g_assert_cmpuint (vt_config_age_aggregations (b->demote_min_age, 200000), ==, 25);
+  }
+}
+
 static void
 test_relations (void)
 {
@@ -190,9 +222,21 @@ test_shipped_file (void)
   for (guint i = 0; i < problems->len; i++)
     g_test_message ("%s", (char *) problems->pdata[i]);
   g_assert_cmpuint (problems->len, ==, 0);
-  g_assert_cmpuint (c->max_regions, ==, d->max_regions);
-  g_assert_cmpuint (c->damon_slots, ==, d->damon_slots);
-  g_assert_cmpstr (c->libvirt_uri, ==, d->libvirt_uri);
+  /* Every option as the defaults have it (its [vm NAME] example aside). */
+  GPtrArray *changed[VT_CONFIG_APPLY_N];
+  for (guint i = 0; i < VT_CONFIG_APPLY_N; i++)
+    changed[i] = g_ptr_array_new_with_free_func (g_free);
+  vt_config_diff (c, d, changed);
+  guint differ = 0;
+  for (guint i = 0; i < VT_CONFIG_APPLY_N; i++) {
+    for (guint j = 0; j < changed[i]->len; j++)
+      if (!g_str_has_prefix (changed[i]->pdata[j], "[vm ")) {
+        g_test_message ("the shipped file's %s is not the default", (char *) changed[i]->pdata[j]);
+        differ++;
+      }
+    g_ptr_array_unref (changed[i]);
+  }
+  g_assert_cmpuint (differ, ==, 0);
 }
 
 /* A config vtierd cannot read stops it, saying why (fail closed); a
@@ -400,6 +444,7 @@ main (int argc, char **argv)
   g_test_add_func ("/config/missing-file", test_missing_file_gives_defaults);
   g_test_add_func ("/config/values", test_values_read);
   g_test_add_func ("/config/typos-and-bad-values", test_typos_and_bad_values_named);
+  g_test_add_func ("/config/ages", test_ages);
   g_test_add_func ("/config/relations", test_relations);
   g_test_add_func ("/config/vm-policies", test_vm_policies);
   g_test_add_func ("/config/unparsable", test_unparsable_file);
