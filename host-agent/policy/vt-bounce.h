@@ -25,7 +25,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtBounce, vt_bounce_free)
 void vt_bounce_promoted (VtBounce *bounce, guint64 start, guint64 end, guint64 bytes,
                          gint64 now_us);
 /* `bytes` of [start, end) went down at `now_us`: as much of them as the
- * range overlaps ranges promoted within the window count as bounced. */
+ * range overlaps ranges promoted within the window count as bounced, each
+ * promoted byte once (until it is promoted again). */
 void vt_bounce_demoted (VtBounce *bounce, guint64 start, guint64 end, guint64 bytes,
                         gint64 now_us);
 /* Whether at least `min_bytes` bounced lately, and at least a quarter of

@@ -26,6 +26,37 @@ test_demoted_again_is_a_bounce (void)
   g_assert_false (vt_bounce_high (b, 4 * MiB, 1 * S));
 }
 
+/* Each promoted byte bounces once: a range that goes down, comes up not at
+ * share (spare room) and goes down again counts once, and twice only once
+ * it was promoted at share again. */
+static void
+test_a_byte_bounces_once (void)
+{
+  g_autoptr (VtBounce) b = vt_bounce_new (120 * S, 60 * S);
+  guint64 promoted, bounced;
+  vt_bounce_promoted (b, BASE, BASE + 8 * MiB, 8 * MiB, 0);
+  vt_bounce_demoted (b, BASE + 2 * MiB, BASE + 4 * MiB, 2 * MiB, 0);
+  vt_bounce_demoted (b, BASE, BASE + 8 * MiB, 8 * MiB, 0);
+  vt_bounce_counts (b, 0, &promoted, &bounced);
+  g_assert_cmpuint (promoted, ==, 8 * MiB);
+  g_assert_cmpuint (bounced, ==, 8 * MiB);
+  vt_bounce_demoted (b, BASE, BASE + 8 * MiB, 8 * MiB, 0);
+  vt_bounce_counts (b, 0, &promoted, &bounced);
+  g_assert_cmpuint (bounced, ==, 8 * MiB);
+  /* Promoted at share twice over one range, then down: once. */
+  vt_bounce_promoted (b, BASE + 16 * MiB, BASE + 20 * MiB, 4 * MiB, 0);
+  vt_bounce_promoted (b, BASE + 16 * MiB, BASE + 20 * MiB, 4 * MiB, 0);
+  vt_bounce_demoted (b, BASE + 16 * MiB, BASE + 20 * MiB, 4 * MiB, 0);
+  vt_bounce_counts (b, 0, &promoted, &bounced);
+  g_assert_cmpuint (bounced, ==, 12 * MiB);
+  /* Up again at share, down again: that is a second bounce. */
+  vt_bounce_promoted (b, BASE, BASE + 2 * MiB, 2 * MiB, 0);
+  vt_bounce_demoted (b, BASE, BASE + 8 * MiB, 2 * MiB, 0);
+  vt_bounce_counts (b, 0, &promoted, &bounced);
+  g_assert_cmpuint (promoted, ==, 18 * MiB);
+  g_assert_cmpuint (bounced, ==, 14 * MiB);
+}
+
 static void
 test_bounces_fade (void)
 {
@@ -56,6 +87,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/bounce/demoted-again-is-a-bounce", test_demoted_again_is_a_bounce);
+  g_test_add_func ("/bounce/a-byte-bounces-once", test_a_byte_bounces_once);
   g_test_add_func ("/bounce/bounces-fade", test_bounces_fade);
   g_test_add_func ("/bounce/old-promotions-do-not-bounce", test_old_promotions_do_not_bounce);
   return g_test_run ();
