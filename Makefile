@@ -2,7 +2,7 @@
 BUILD ?= build
 export VTIER_BUILD_DIR := $(abspath $(BUILD))
 
-.PHONY: all deps build check check-matrix check-long check-qemu-patched check-af-xdp check-vfio check-kernel-engine check-current soak unit demo bench bench-tracking deb qemu-patched clean
+.PHONY: all deps build check check-matrix check-long check-qemu-patched check-af-xdp check-vfio check-kernel-engine check-current soak unit demo bench bench-tracking bench-move deb qemu-patched clean
 
 all: build
 
@@ -115,6 +115,14 @@ bench-tracking: build
 	for k in stable current; do \
 	  tests/testbed/run --kernel $$k --timeout 5400 --out $(BUILD)/bench/tracking/$$k \
 	    tests/testbed/bench/tracking-cost.py --counts 1,2,4,8 || exit 1; \
+	done
+
+# What a move of THP-backed memory costs by how move_pages is asked
+# (tests/testbed/bench/move-calls.py; prints a table), on both kernels.
+bench-move: build
+	for k in stable current; do \
+	  tests/testbed/run --kernel $$k --timeout 1200 --out $(BUILD)/bench/move/$$k \
+	    tests/testbed/bench/move-calls.py || exit 1; \
 	done
 
 # The Debian packages vtier and vtier-guest (debian/), built with

@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""What moving THP-backed memory costs in CPU by how move_pages(2) is
+asked, side by side in one boot: 256 MiB of a process's anonymous memory
+in transparent huge pages, node1 to node0, each way of asking RUNS times
+(the memory put back on node1 before each, untimed).
+
+- per-page walk: a query of every 4 KiB page, a move of every page not
+  there, a query after (vtierd's mover before it asked for huge pages by
+  their first page; still its way for base pages);
+- heads walk: the same queries, the move asking one page a 2 MiB piece
+  (vtierd's mover for a range it knows to be in huge pages);
+- move only, per page and per head: the move calls alone;
+- migratepages: the kernel's migrate_pages(2) on the whole process, the
+  floor (what the bench's move bound is made from).
+
+The kernel looks each page asked for up under the mmap lock; in a THP the
+first entry queues the folio and the other 511 only find it moved.
+Prints each one's CPU seconds (the calling thread's, or migratepages'
+own), median and min-max, and keeps them in figures.json.
+
+move-calls.py [--runs N]"""
+import argparse
+import ctypes
+import mmap
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import tbprobe
+import testbed
+from testbed import check, figure
+
+ARGS = argparse.ArgumentParser()
+ARGS.add_argument("--runs", type=int, default=3)
+RUNS = ARGS.parse_args().runs
+MIB = 256
+PIECE = 2 << 20
+PAGE = mmap.PAGESIZE
+MPOL_MF_MOVE = 2
+_SYS_move_pages = 279  # x86_64
+_libc = ctypes.CDLL(None, use_errno=True)
+
+WORKER = ("import ctypes, mmap, sys\n"
+          f"m = mmap.mmap(-1, {MIB} << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)\n"
+          "m.madvise(mmap.MADV_HUGEPAGE)\n"
+          f"for i in range(0, {MIB} << 20, {PAGE}): m[i] = 1\n"
+          "print(hex(ctypes.addressof(ctypes.c_char.from_buffer(m))), flush=True)\n"
+          "sys.stdin.readline()\n")
+
+
+def move_pages(pid, addrs, node, batch=4096):
+    """move_pages in batches of vtierd's size: a query (node None) or a
+    move to `node`."""
+    for i in range(0, len(addrs), batch):
+        part = addrs[i:i + batch]
+        n = len(part)
+        pages = (ctypes.c_void_p * n)(*part)
+        status = (ctypes.c_int * n)()
+        nodes = (ctypes.c_int * n)(*([node] * n)) if node is not None else None
+        flags = MPOL_MF_MOVE if node is not None else 0
+        if _libc.syscall(_SYS_move_pages, ctypes.c_int(pid), ctypes.c_ulong(n), pages, nodes,
+                         status, ctypes.c_int(flags)) < 0:
+            raise OSError(ctypes.get_errno(), "move_pages")
+
+
+def children_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def anon_huge_mib(pid):
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        return next(int(l.split()[1]) >> 10 for l in f if l.startswith("AnonHugePages:"))
+
+
+p = subprocess.Popen(["numactl", "--membind=1", sys.executable, "-c", WORKER],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+try:
+    base = int(p.stdout.readline(), 16)
+    first = (base + PIECE - 1) & ~(PIECE - 1)
+    pieces = (base + (MIB << 20) - first) // PIECE
+    pages = [first + i * PAGE for i in range(pieces * PIECE // PAGE)]
+    heads = [first + i * PIECE for i in range(pieces)]
+    huge = anon_huge_mib(p.pid)
+    testbed.log(f"{pieces} pieces of 2 MiB, {huge} MiB of them in THPs")
+    check(huge * 10 >= pieces * 2 * 9, f"the memory is in THPs ({huge} MiB of {pieces * 2})")
+
+    ways = {
+        "per-page walk": lambda: (move_pages(p.pid, pages, None), move_pages(p.pid, pages, 0),
+                                  move_pages(p.pid, pages, None)),
+        "heads walk": lambda: (move_pages(p.pid, pages, None), move_pages(p.pid, heads, 0),
+                               move_pages(p.pid, pages, None)),
+        "move only, per page": lambda: move_pages(p.pid, pages, 0),
+        "move only, per head": lambda: move_pages(p.pid, heads, 0),
+        "migratepages": lambda: testbed.migratepages(p.pid, 1, 0),
+    }
+    cpu = {name: [] for name in ways}
+    for run in range(RUNS):
+        for name, way in ways.items():
+            move_pages(p.pid, heads, 1)
+            where = tbprobe.nodes_of(p.pid, pages[::64])
+            if sum(1 for n in where if n == 1) * 10 < len(where) * 9:
+                raise RuntimeError(f"the memory did not go back to node1 before {name}")
+            c0, k0 = time.thread_time(), children_cpu_s()
+            way()
+            cpu[name].append(time.thread_time() - c0 + children_cpu_s() - k0)
+            where = tbprobe.nodes_of(p.pid, pages[::64])
+            on0 = sum(1 for n in where if n == 0) / len(where)
+            if on0 < 0.9:
+                check(False, f"{name} (run {run + 1}) moved the memory ({on0:.0%} on node0)")
+    for name, v in cpu.items():
+        figure("cpu_s." + name.replace(" ", "_").replace(",", ""), sorted(round(x, 3) for x in v))
+    print(f"\n{'way of asking':22} {'CPU s, median':>14} {'min-max':>14}")
+    for name, v in cpu.items():
+        print(f"{name:22} {statistics.median(v):14.2f} {min(v):7.2f}-{max(v):.2f}")
+    check(all(len(v) == RUNS for v in cpu.values()), f"every way ran {RUNS} times")
+finally:
+    p.kill()
+    p.wait()
+testbed.finish()
