@@ -253,42 +253,148 @@ plan_batch (void **pages, const int *status, guint n, int node, guint64 budget,
   return m;
 }
 
+/* What a walk is asked to do. */
+typedef struct {
+  VtProcess process;
+  guint64 start, end;
+  int node;
+  gboolean huge_pages;
+  guint64 max_bytes;
+  const VtMigrateSpan *skip; /* sorted by start */
+  guint n_skip;
+} Walk;
+
+/* The buffers of one batch. */
+typedef struct {
+  void **pages;
+  int *nodes, *status, *after;
+  void **asked;  /* what one move call asks for */
+  guint *at;     /* ... each one's index in pages */
+  int *answered; /* ... and its status */
+} Batch;
+
+/* A page of a whole 2 MiB piece whose first page was asked for in its
+ * stead (move_batch). */
+#define TAIL (G_MININT + 1)
+#define PIECE (2ull << 20)
+
+/* Whether pages[i..m) begin with a whole 2 MiB piece of address space
+ * (the pages are in address order, each once). */
+static gboolean
+piece_at (void **pages, guint i, guint m, guint64 page)
+{
+  guint per = (guint) (PIECE / page);
+  guint64 a = (guint64) GPOINTER_TO_SIZE (pages[i]);
+  return per > 1 && a % PIECE == 0 && i + per <= m &&
+         (guint64) GPOINTER_TO_SIZE (pages[i + per - 1]) == a + PIECE - page;
+}
+
+/* One move_pages call for b->asked[0..k), its statuses put back by page
+ * (b->status). ENOMEM is noted in *err and stats; other errors fail. */
+static gboolean
+move_call (GPid pid, const Batch *b, guint k, int node, int *err, VtMigrateStats *stats,
+           GError **error)
+{
+  for (guint j = 0; j < k; j++) {
+    b->nodes[j] = node;
+    b->answered[j] = NOT_REPORTED;
+  }
+  if (move_pages_func ((int) pid, k, b->asked, b->nodes, b->answered, MPOL_MF_MOVE) < 0) {
+    *err = errno;
+    if (*err != ENOMEM) {
+      set_call_error (error, *err, pid, node, b->asked[0],
+                      (guint64) GPOINTER_TO_SIZE (b->asked[k - 1]) + page_size ());
+      return FALSE;
+    }
+    stats->out_of_memory = TRUE;
+  }
+  for (guint j = 0; j < k; j++)
+    b->status[b->at[j]] = b->answered[j];
+  return TRUE;
+}
+
+/* Asks again for the tails that stayed where they were (their piece was
+ * not one huge page), and queries where they are after; returns FALSE on
+ * an error. *split: the pieces that had such tails. */
+static gboolean
+move_tails (GPid pid, const Batch *b, guint m, int node, int *err, guint *split,
+            VtMigrateStats *stats, GError **error)
+{
+  guint k = 0;
+  guint64 last_piece = G_MAXUINT64;
+  for (guint i = 0; i < m; i++) {
+    guint64 a = (guint64) GPOINTER_TO_SIZE (b->pages[i]);
+    if (b->status[i] != TAIL || b->after[i] < 0 || b->after[i] == node)
+      continue;
+    if ((a & ~(PIECE - 1)) != last_piece)
+      (*split)++, last_piece = a & ~(PIECE - 1);
+    b->asked[k] = b->pages[i], b->at[k++] = i;
+  }
+  if (k == 0)
+    return TRUE;
+  if (!move_call (pid, b, k, node, err, stats, error))
+    return FALSE;
+  for (guint j = 0; j < k; j++)
+    b->asked[j] = b->pages[b->at[j]];
+  if (!query (pid, b->asked, k, b->answered, error))
+    return FALSE;
+  for (guint j = 0; j < k; j++)
+    b->after[b->at[j]] = b->answered[j];
+  return TRUE;
+}
+
 /* Moves pages[0..m) (none on `node`) and counts each by where it is after.
  * Where, not the move's status: moving one page of a huge page moves its
  * whole folio, so its other pages, asked for later in the call, report
  * -EBUSY (already isolated) or the node, yet moved; and a call that stops
  * early (ENOMEM, or a positive count of pages not migrated) leaves the rest
- * of the statuses unwritten. */
+ * of the statuses unwritten.
+ *
+ * With *heads_first, a whole 2 MiB piece is asked for by its first page
+ * alone, and its pages that did not go along (it was no huge page) in a
+ * second call: the kernel looks each page asked for up under the mmap
+ * lock, and in a THP the other 511 only find it gone. A batch whose
+ * pieces mostly were not huge pages turns that off for the rest of the
+ * walk. */
 static gboolean
-move_batch (GPid pid, void **pages, guint m, int node, int *nodes, int *status, int *after,
-            VtMigrateStats *stats, GError **error)
+move_batch (const Walk *w, const Batch *b, guint m, gboolean *heads_first, VtMigrateStats *stats,
+            GError **error)
 {
+  GPid pid = w->process.pid;
+  int node = w->node;
   guint64 page = page_size ();
+  guint k = 0, pieces = 0, split = 0;
   for (guint i = 0; i < m; i++) {
-    nodes[i] = node;
-    status[i] = NOT_REPORTED;
+    b->status[i] = NOT_REPORTED;
+    b->asked[k] = b->pages[i], b->at[k++] = i;
+    if (*heads_first && piece_at (b->pages, i, m, page)) {
+      guint end = i + (guint) (PIECE / page);
+      while (++i < end)
+        b->status[i] = TAIL;
+      i--, pieces++;
+    }
   }
   int err = 0;
-  if (move_pages_func ((int) pid, m, pages, nodes, status, MPOL_MF_MOVE) < 0) {
-    err = errno;
-    if (err != ENOMEM) {
-      set_call_error (error, err, pid, node, pages[0],
-                      (guint64) GPOINTER_TO_SIZE (pages[m - 1]) + page);
-      return FALSE;
-    }
-    stats->out_of_memory = TRUE;
-  }
-  if (!query (pid, pages, m, after, error))
+  if (!move_call (pid, b, k, node, &err, stats, error) ||
+      !query (pid, b->pages, m, b->after, error))
     return FALSE;
+  if (pieces && err != ENOMEM) {
+    /* a second call: the process checked again, as before each batch */
+    if (!vt_process_check (&w->process, error) ||
+        !move_tails (pid, b, m, node, &err, &split, stats, error))
+      return FALSE;
+    *heads_first = split * 2 <= pieces;
+  }
 
   for (guint i = 0; i < m; i++) {
-    guint64 a = (guint64) GPOINTER_TO_SIZE (pages[i]);
-    if (after[i] == node)
+    guint64 a = (guint64) GPOINTER_TO_SIZE (b->pages[i]);
+    int st = b->status[i];
+    if (b->after[i] == node)
       stats->moved += page;
-    else if (status[i] < 0 && status[i] != NOT_REPORTED)
-      count_errno (stats, status[i], a, page);
-    else if (after[i] < 0) /* unmapped meanwhile */
-      count_errno (stats, after[i], a, page);
+    else if (st < 0 && st != NOT_REPORTED && st != TAIL)
+      count_errno (stats, st, a, page);
+    else if (b->after[i] < 0) /* unmapped meanwhile */
+      count_errno (stats, b->after[i], a, page);
     else if (err == ENOMEM)
       count_errno (stats, -ENOMEM, a, page);
     else /* still elsewhere and the kernel said nothing: try again later */
@@ -350,22 +456,6 @@ edges_count (Edges *e, GPid pid, int node, VtMigrateStats *stats)
     }
 }
 
-/* What a walk is asked to do. */
-typedef struct {
-  VtProcess process;
-  guint64 start, end;
-  int node;
-  guint64 max_bytes;
-  const VtMigrateSpan *skip; /* sorted by start */
-  guint n_skip;
-} Walk;
-
-/* The buffers of one batch. */
-typedef struct {
-  void **pages;
-  int *nodes, *status, *after;
-} Batch;
-
 static gboolean walk_batches (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable,
                               const Batch *b, GError **error);
 
@@ -386,7 +476,10 @@ walk_range (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable, GEr
   g_autofree int *nodes = g_new (int, VT_MIGRATE_BATCH);
   g_autofree int *status = g_new (int, VT_MIGRATE_BATCH);
   g_autofree int *after = g_new (int, VT_MIGRATE_BATCH);
-  Batch b = { pages, nodes, status, after };
+  g_autofree void **asked = g_new (void *, VT_MIGRATE_BATCH);
+  g_autofree guint *at = g_new (guint, VT_MIGRATE_BATCH);
+  g_autofree int *answered = g_new (int, VT_MIGRATE_BATCH);
+  Batch b = { pages, nodes, status, after, asked, at, answered };
   Edges edges;
   edges_collect (&edges, w->start, w->end, page);
   if (edges.n && !query (pid, edges.pages, edges.n, edges.before, NULL))
@@ -425,6 +518,7 @@ walk_batches (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable, c
   GPid pid = w->process.pid;
   guint64 page = page_size ();
   guint skip_at = 0;
+  gboolean heads_first = w->huge_pages; /* until its pieces turn out not to be */
 
   stats->walked_end = w->start;
   for (guint64 addr = w->start; addr < w->end;) {
@@ -446,7 +540,7 @@ walk_batches (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable, c
     /* The first batch's check was the one above. */
     if (m && addr > w->start && !vt_process_check (&w->process, error))
       return FALSE;
-    if (m && !move_batch (pid, b->pages, m, w->node, b->nodes, b->status, b->after, stats, error))
+    if (m && !move_batch (w, b, m, &heads_first, stats, error))
       return FALSE;
     if (stats->out_of_memory || deferred)
       break;
@@ -455,7 +549,6 @@ walk_batches (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable, c
   }
   return TRUE;
 }
-
 
 /* vt_migrate_range with cancellation between batches. */
 static gboolean
@@ -486,11 +579,11 @@ migrate_range (const Walk *w, VtMigrateStats *stats, GCancellable *cancellable, 
 
 gboolean
 vt_migrate_range (const VtProcess *process, guint64 start, guint64 end, int node,
-                  guint64 max_bytes, const VtMigrateSpan *skip, guint n_skip,
-                  VtMigrateStats *stats, GError **error)
+                  gboolean huge_pages, guint64 max_bytes, const VtMigrateSpan *skip,
+                  guint n_skip, VtMigrateStats *stats, GError **error)
 {
   VtMigrateStats local;
-  Walk w = { *process, start, end, node, max_bytes, skip, n_skip };
+  Walk w = { *process, start, end, node, huge_pages, max_bytes, skip, n_skip };
   return migrate_range (&w, stats ? stats : &local, NULL, error);
 }
 
@@ -568,13 +661,13 @@ range_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancell
 
 void
 vt_migrate_range_async (const VtProcess *process, guint64 start, guint64 end, int node,
-                        guint64 max_bytes, GArray *skip, GCancellable *cancellable,
-                        GAsyncReadyCallback callback, gpointer user_data)
+                        gboolean huge_pages, guint64 max_bytes, GArray *skip,
+                        GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   g_task_set_source_tag (task, VT_TASK_TAG (vt_migrate_range_async));
   RangeJob *job = g_new0 (RangeJob, 1);
-  job->walk = (Walk) { *process, start, end, node, max_bytes, NULL, 0 };
+  job->walk = (Walk) { *process, start, end, node, huge_pages, max_bytes, NULL, 0 };
   if (skip) {
     job->skip = skip;
     job->walk.skip = (const VtMigrateSpan *) (gpointer) skip->data;

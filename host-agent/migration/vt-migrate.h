@@ -74,10 +74,13 @@ typedef struct {
  * each one after it the process is checked to be the one identified
  * (vt_process_check): a pid that names another process now is
  * VT_ERROR_GONE, and none of that process's pages move. On an error
- * `stats` holds what was counted before it. */
+ * `stats` holds what was counted before it. With `huge_pages` (the caller
+ * knows the range mostly in huge pages), each whole 2 MiB of it is asked
+ * for by its first page, and its other pages only if they stayed (it held
+ * no huge page): a THP costs the kernel one lookup, not 512. */
 gboolean vt_migrate_range (const VtProcess *process, guint64 start, guint64 end, int node,
-                           guint64 max_bytes, const VtMigrateSpan *skip, guint n_skip,
-                           VtMigrateStats *stats, GError **error);
+                           gboolean huge_pages, guint64 max_bytes, const VtMigrateSpan *skip,
+                           guint n_skip, VtMigrateStats *stats, GError **error);
 
 /* The node of each page (a move_pages query), or a negative errno per page. */
 gboolean vt_migrate_query_nodes (GPid pid, const guint64 *addrs, guint n, int *nodes,
@@ -92,8 +95,9 @@ GArray *vt_migrate_allowed_nodes (GPid pid, GError **error);
  * `skip` (VtMigrateSpan, or NULL) is taken. `cancellable` is checked
  * before each batch: G_IO_ERROR_CANCELLED. */
 void vt_migrate_range_async (const VtProcess *process, guint64 start, guint64 end, int node,
-                             guint64 max_bytes, GArray *skip, GCancellable *cancellable,
-                             GAsyncReadyCallback callback, gpointer user_data);
+                             gboolean huge_pages, guint64 max_bytes, GArray *skip,
+                             GCancellable *cancellable, GAsyncReadyCallback callback,
+                             gpointer user_data);
 VtMigrateStats *vt_migrate_range_finish (GAsyncResult *result, GError **error);
 
 /* The moving thread runs at nice -boost (0..20) while it moves pages:

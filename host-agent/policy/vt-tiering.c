@@ -943,8 +943,10 @@ run_next_job (VtTiering *t)
     s->stats.moving_down = moving;
   GArray *skip = vt_unmovable_spans_in (s->unmovable, job->start, job->end, job->promote,
                                         g_get_monotonic_time ());
-  vt_migrate_range_async (&job->process, job->start, job->end, job->node, max, skip, t->cancel,
-                          on_job_done, t);
+  gboolean huge = job->move.page_class != VT_PAGE_CLASS_4K &&
+                  job->move.page_class != VT_PAGE_CLASS_UNKNOWN;
+  vt_migrate_range_async (&job->process, job->start, job->end, job->node, huge, max, skip,
+                          t->cancel, on_job_done, t);
 }
 
 static gboolean

@@ -104,8 +104,8 @@ own_range (const char *m, guint n, int node, guint64 max_bytes, VtMigrateStats *
            GError **error)
 {
   VtProcess self = proc_of (getpid ());
-  return vt_migrate_range (&self, addr (m), addr (m) + n * page (), node, max_bytes, NULL, 0, stats,
-                           error);
+  return vt_migrate_range (&self, addr (m), addr (m) + n * page (), node, FALSE, max_bytes, NULL,
+                           0, stats, error);
 }
 
 static gboolean
@@ -225,7 +225,7 @@ test_real_gone (void)
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
   VtProcess gone = { child, 1 };
-  g_assert_false (vt_migrate_range (&gone, addr (m), addr (m) + page (), 0, 0, NULL, 0,
+  g_assert_false (vt_migrate_range (&gone, addr (m), addr (m) + page (), 0, FALSE, 0, NULL, 0,
                                     &stats, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
   g_clear_error (&error);
@@ -239,7 +239,7 @@ test_real_gone (void)
   /* Its status still readable (a fake), the syscall is what notices. */
   char *root = fake_root (child, "0");
   VtProcess faked = { child, FAKE_START };
-  g_assert_false (vt_migrate_range (&faked, addr (m), addr (m) + page (), 0, 0, NULL, 0,
+  g_assert_false (vt_migrate_range (&faked, addr (m), addr (m) + page (), 0, FALSE, 0, NULL, 0,
                                     &stats, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
   g_assert_nonnull (strstr (error->message, "move_pages"));
@@ -266,7 +266,8 @@ test_invalid_range (void)
 {
   g_autoptr (GError) error = NULL;
   VtProcess self = proc_of (getpid ());
-  g_assert_false (vt_migrate_range (&self, page () + 1, 4 * page (), 0, 0, NULL, 0, NULL, &error));
+  g_assert_false (vt_migrate_range (&self, page () + 1, 4 * page (), 0, FALSE, 0, NULL, 0, NULL,
+                                    &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
 }
 
@@ -285,7 +286,7 @@ run_async (GPid pid, guint64 start, guint64 end, int node, guint64 max_bytes,
 {
   GAsyncResult *result = NULL;
   VtProcess process = proc_of (pid);
-  vt_migrate_range_async (&process, start, end, node, max_bytes, NULL, cancellable, on_done,
+  vt_migrate_range_async (&process, start, end, node, FALSE, max_bytes, NULL, cancellable, on_done,
                           &result);
   while (!result)
     g_main_context_iteration (NULL, TRUE);
@@ -599,8 +600,8 @@ test_fake_two_nodes (Fixture *fx, gconstpointer data)
 
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (16), 1, 0, NULL, 0,
-                                   &stats, &error));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (16), 1, FALSE, 0, NULL,
+                                   0, &stats, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (stats.moved, ==, 8 * page ());
   g_assert_cmpuint (stats.already, ==, 4 * page ());
@@ -623,8 +624,8 @@ test_fake_reused_pid_moves_nothing (Fixture *fx, gconstpointer data)
   vt_test_put_stat (fx->root, FAKE_PID, FAKE_START + 1);
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
-  g_assert_false (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1, 0,
-                                    NULL, 0, &stats, &error));
+  g_assert_false (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1, FALSE,
+                                    0, NULL, 0, &stats, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
   g_assert_nonnull (strstr (error->message, "now names a process"));
   g_assert_cmpuint (fk.moves, ==, 0);
@@ -641,8 +642,8 @@ test_fake_reused_pid_mid_range (Fixture *fx, gconstpointer data)
   fk.reuse_after_move = fx->root;
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
-  g_assert_false (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1, 0,
-                                    NULL, 0, &stats, &error));
+  g_assert_false (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1, FALSE,
+                                    0, NULL, 0, &stats, &error));
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
   g_assert_cmpuint (fk.moves, ==, 1);
   g_assert_cmpuint (fake_count_on (1), ==, VT_MIGRATE_BATCH);
@@ -661,11 +662,77 @@ test_fake_huge_page (Fixture *fx, gconstpointer data)
   fk.len[0] = 512;
 
   VtMigrateStats stats;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (516), 1, 0, NULL, 0,
-                                   &stats, NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (516), 1, FALSE, 0,
+                                   NULL, 0, &stats, NULL));
   g_assert_cmpuint (stats.moved, ==, 516 * page ());
   g_assert_cmpuint (stats.busy + stats.failed + stats.already, ==, 0);
   g_assert_cmpuint (fake_count_on (1), ==, 516);
+}
+
+/* The fake's pages [from, from + 512 * n) as n THPs. */
+static void
+fake_huge (guint from, guint n)
+{
+  for (guint i = from; i < from + 512 * n; i++)
+    fk.head[i] = i - (i - from) % 512;
+  for (guint h = 0; h < n; h++)
+    fk.len[from + 512 * h] = 512;
+}
+
+static guint
+fake_asked (void)
+{
+  guint c = 0;
+  for (guint i = 0; i < FAKE_PAGES; i++)
+    c += fk.asked[i];
+  return c;
+}
+
+/* Known to be in huge pages, a range asks the kernel for one page of each
+ * (not 512, each looked up under the mmap lock), and counts as before:
+ * every page by where it is after. A piece of base pages among them still
+ * moves whole, its other pages asked for in a second call. */
+static void
+test_fake_huge_pages_asked_once (Fixture *fx, gconstpointer data)
+{
+  (void) fx, (void) data;
+  fake_place (0, 2048, 0);
+  fake_huge (0, 3); /* pages 1536-2047: base pages */
+
+  VtMigrateStats stats;
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (2048), 1, TRUE, 0,
+                                   NULL, 0, &stats, NULL));
+  g_assert_cmpuint (stats.moved, ==, 2048 * page ());
+  g_assert_cmpuint (stats.busy + stats.failed + stats.already + stats.skipped, ==, 0);
+  g_assert_cmpuint (fake_count_on (1), ==, 2048);
+  g_assert_cmpuint (fake_asked (), ==, 3 + 512);
+  g_assert_cmpuint (fk.moves, ==, 2);
+
+  /* Not told: every page asked for, as the kernel's tails answer -EBUSY. */
+  memset (fk.asked, 0, sizeof fk.asked);
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (2048), 0, FALSE, 0,
+                                   NULL, 0, &stats, NULL));
+  g_assert_cmpuint (stats.moved, ==, 2048 * page ());
+  g_assert_cmpuint (fake_asked (), ==, 2048);
+}
+
+/* Told wrong (base pages only): every page still moves and counts once,
+ * and after a batch of pieces that were no huge pages the walk asks page
+ * by page (no second call a batch). */
+static void
+test_fake_huge_pages_told_wrong (Fixture *fx, gconstpointer data)
+{
+  (void) fx, (void) data;
+  fake_place (0, FAKE_PAGES, 0);
+
+  VtMigrateStats stats;
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1, TRUE,
+                                   0, NULL, 0, &stats, NULL));
+  g_assert_cmpuint (stats.moved, ==, FAKE_PAGES * page ());
+  g_assert_cmpuint (stats.busy + stats.failed + stats.already + stats.skipped, ==, 0);
+  g_assert_cmpuint (fake_count_on (1), ==, FAKE_PAGES);
+  g_assert_cmpuint (fake_asked (), ==, FAKE_PAGES);
+  g_assert_cmpuint (fk.moves, ==, 2 + 1 + 1);
 }
 
 /* A range whose ends lie inside huge pages: the kernel moves both whole,
@@ -683,16 +750,16 @@ test_fake_huge_pages_straddling_ends (Fixture *fx, gconstpointer data)
   fk.len[0] = fk.len[512] = 512;
 
   VtMigrateStats stats;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (256), fake_addr (768), 1, 0, NULL, 0,
-                                   &stats, NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (256), fake_addr (768), 1, FALSE, 0,
+                                   NULL, 0, &stats, NULL));
   g_assert_cmpuint (fake_count_on (1), ==, 1024);
   g_assert_cmpuint (stats.moved, ==, 1024 * page ());
   g_assert_cmpuint (stats.beside, ==, 512 * page ());
 
   /* Back, from inside the first only: its other pages count, the second
    * huge page is not touched. */
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (100), fake_addr (200), 0, 0, NULL, 0,
-                                   &stats, NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (100), fake_addr (200), 0, FALSE, 0,
+                                   NULL, 0, &stats, NULL));
   g_assert_cmpuint (stats.moved, ==, 512 * page ());
   g_assert_cmpuint (stats.beside, ==, 412 * page ());
   g_assert_cmpuint (fake_count_on (0), ==, 512 + 512);
@@ -708,7 +775,7 @@ test_fake_max_bytes (Fixture *fx, gconstpointer data)
   guint want = VT_MIGRATE_BATCH + 5;
 
   VtMigrateStats stats;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1,
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (FAKE_PAGES), 1, FALSE,
                                    want * page () + 100, NULL, 0, &stats, NULL));
   g_assert_cmpuint (stats.moved, ==, want * page ());
   g_assert_cmpuint (stats.already + stats.busy + stats.skipped + stats.failed, ==, 0);
@@ -726,13 +793,13 @@ test_fake_cpu_time (Fixture *fx, gconstpointer data)
   fake_place (0, 16, 0);
   VtMigrateStats stats;
   fk.sleep_ms = 60;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (8), 1, 0, NULL, 0,
-                                   &stats, NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (8), 1, FALSE, 0, NULL,
+                                   0, &stats, NULL));
   g_assert_cmpuint (stats.moved, ==, 8 * page ());
   g_assert_cmpuint (stats.cpu_us, <, 30000);
   fk.sleep_ms = 0, fk.spin_ms = 60;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (8), fake_addr (16), 1, 0, NULL, 0,
-                                   &stats, NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (8), fake_addr (16), 1, FALSE, 0, NULL,
+                                   0, &stats, NULL));
   g_assert_cmpuint (stats.cpu_us, >=, 60000);
 }
 
@@ -747,8 +814,8 @@ test_fake_out_of_memory (Fixture *fx, gconstpointer data)
 
   VtMigrateStats stats;
   g_autoptr (GError) error = NULL;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (VT_MIGRATE_BATCH + 16), 1,
-                                   0, NULL, 0, &stats, &error));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (VT_MIGRATE_BATCH + 16),
+                                   1, FALSE, 0, NULL, 0, &stats, &error));
   g_assert_no_error (error);
   g_assert_true (stats.out_of_memory);
   g_assert_cmpuint (stats.moved, ==, 5 * page ());
@@ -812,7 +879,7 @@ test_fake_skip_and_refused (Fixture *fx, gconstpointer data)
     fk.pinned[i] = TRUE;
   VtMigrateSpan skip[] = { { fake_addr (50), fake_addr (55) }, { fake_addr (58), fake_addr (60) } };
   VtMigrateStats stats;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (64), 1, 0, skip,
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (64), 1, FALSE, 0, skip,
                                    G_N_ELEMENTS (skip), &stats, NULL));
   for (guint i = 50; i < 60; i++)
     g_assert_cmpuint (fk.asked[i], ==, i >= 55 && i < 58);
@@ -844,8 +911,8 @@ test_fake_refused_runs_join (Fixture *fx, gconstpointer data)
   for (guint i = 0; i < n; i++)
     fk.shared[4 * i - (i == 5 ? 2 : 0)] = TRUE; /* one pair nearer than the rest */
   VtMigrateStats stats;
-  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (4 * n), 1, 0, NULL, 0,
-                                   &stats, NULL));
+  g_assert_true (vt_migrate_range (&fake_process, fake_addr (0), fake_addr (4 * n), 1, FALSE, 0,
+                                   NULL, 0, &stats, NULL));
   g_assert_cmpuint (stats.n_refused, ==, VT_MIGRATE_REFUSED_MAX);
   guint64 bytes = 0;
   for (guint r = 0; r < stats.n_refused; r++) {
@@ -888,6 +955,8 @@ main (int argc, char **argv)
   add ("/migrate/fake/reused-pid-mid-range", test_fake_reused_pid_mid_range);
   add ("/migrate/fake/huge-page", test_fake_huge_page);
   add ("/migrate/fake/huge-pages-straddling-ends", test_fake_huge_pages_straddling_ends);
+  add ("/migrate/fake/huge-pages-asked-once", test_fake_huge_pages_asked_once);
+  add ("/migrate/fake/huge-pages-told-wrong", test_fake_huge_pages_told_wrong);
   add ("/migrate/fake/max-bytes", test_fake_max_bytes);
   add ("/migrate/fake/cpu-time", test_fake_cpu_time);
   add ("/migrate/fake/out-of-memory", test_fake_out_of_memory);
