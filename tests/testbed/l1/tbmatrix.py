@@ -484,27 +484,40 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
             print(f"  0x{lo:x}+{(hi - lo) >> 10} KiB: regions {', '.join(over) or 'none'}", flush=True)
 
     def heat_vs_truth(g):
-        """For a reader of a no-fit window: vtierd's regions of a busy VM by
-        their heat, beside what the probe finds in them (its hot set's 2 MiB
-        chunks, the bytes on node0): does what reads hottest hold the hot
-        set?"""
+        """For a reader of a no-fit window: each 2 MiB chunk of a busy VM's
+        RAM by how many of its hot set's pages it holds, beside where it is
+        (the probe, its first page) and the heat vtierd reads in it (the
+        hottest region over it): does node0 hold the densest chunks, and
+        does the heat tell them apart? Per chunk, not per region: a region
+        smaller than a chunk would count a whole one."""
         heat = vtierd.ctl("heat", g.name)
-        hot_chunks = {h >> 21 for h in g.hvas("hot")}
-        bands = {}
-        for r in heat["regions"]:
-            lo, size = r["hva_start"], r["size"]
-            chunks = range(lo >> 21, (lo + size + (2 << 20) - 1) >> 21)
-            addrs = list(range(lo, lo + size, 2 << 20))
-            on0 = sum(1 for n in tbprobe.nodes_of(g.pid, addrs) if n == 0)
-            b = bands.setdefault(r["nr_accesses"], [0, 0, 0])
-            b[0] += size
-            b[1] += sum(1 for c in chunks if c in hot_chunks) * (2 << 20)
-            b[2] += on0 * (2 << 20)
-        print(f"{g.name}: heat (threshold {heat['hot_threshold']} of {heat.get('max_accesses', '?')})"
-              f": MiB of regions / of its hot set's chunks / on node0 (sampled per 2 MiB)", flush=True)
-        for nr in sorted(bands, reverse=True):
-            size, hot, on0 = bands[nr]
-            print(f"  {nr:3}: {_mib(size):7} / {_mib(hot):7} / {_mib(on0):7}", flush=True)
+        regions = sorted((r["hva_start"], r["hva_start"] + r["size"], r["nr_accesses"])
+                         for r in heat["regions"])
+        per_chunk = {}
+        for h in g.hvas("hot"):
+            per_chunk[h >> 21] = per_chunk.get(h >> 21, 0) + 1
+        chunks = [c for lo, hi in g.ram_ranges() for c in range(lo >> 21, hi >> 21)]
+        nodes = tbprobe.nodes_of(g.pid, [c << 21 for c in chunks])
+        bands = {}  # hot pages per chunk, in bands of 64: [chunks on 0, on other, heat sum 0, other]
+        i = 0
+        for c, n in zip(chunks, nodes):
+            while i < len(regions) and regions[i][1] <= c << 21:
+                i += 1
+            j, nr = i, 0
+            while j < len(regions) and regions[j][0] < (c + 1) << 21:
+                nr = max(nr, regions[j][2])
+                j += 1
+            b = bands.setdefault(min(per_chunk.get(c, 0) // 64, 8), [0, 0, 0, 0])
+            b[0 if n == 0 else 1] += 1
+            b[2 if n == 0 else 3] += nr
+        print(f"{g.name}: 2 MiB chunks by hot pages held (threshold {heat['hot_threshold']} of "
+              f"{heat.get('max_accesses', '?')}): on node0 (mean heat) / elsewhere (mean heat)",
+              flush=True)
+        for k in sorted(bands):
+            on0, off, h0, h1 = bands[k]
+            what = "none" if k == 0 else f"{k * 64}+" if k == 8 else f"{k * 64}-{k * 64 + 63}"
+            print(f"  {what:>8}: {on0:4} ({h0 / max(on0, 1):4.1f}) / {off:4} ({h1 / max(off, 1):4.1f})",
+                  flush=True)
 
     def check_window(reached, samples, what, since, before_what, before):
         if not fits:

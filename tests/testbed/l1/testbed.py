@@ -618,11 +618,10 @@ class Guest:
             cache[key] = {g: hvas[g] for g in gpas[::-(-len(gpas) // at_most)]}
         return dict(tbprobe.summarize(self.pid, cache[key]), sampled_from=len(hvas))
 
-    def placement_ram(self):
-        """The probe's count of all of the guest's RAM per host node: the
-        kernel's walk of the mappings of its RAM blocks (numa_maps), found
-        by translating each 2 MiB guest-physical chunk (the first holds the
-        legacy holes and is not linear)."""
+    def ram_ranges(self):
+        """The host ranges of the guest's RAM, found by translating each 2
+        MiB guest-physical chunk (the first holds the legacy holes and is
+        not linear)."""
         cache = self.__dict__.setdefault("_hva_cache", {})
         if "ram_ranges" not in cache:
             chunks = cache.setdefault("chunks", {})
@@ -632,7 +631,12 @@ class Guest:
             finally:
                 mon.close()
             cache["ram_ranges"] = tbprobe.host_ranges(chunks)
-        return tbprobe.ram_summary(self.pid, cache["ram_ranges"])
+        return cache["ram_ranges"]
+
+    def placement_ram(self):
+        """The probe's count of all of the guest's RAM per host node: the
+        kernel's walk of the mappings of its RAM blocks (numa_maps)."""
+        return tbprobe.ram_summary(self.pid, self.ram_ranges())
 
     def hvas(self, kind, gen=None):
         return sorted(h for h in self._translation(kind, gen).values() if h is not None)
