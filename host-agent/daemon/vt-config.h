@@ -44,6 +44,7 @@ typedef struct {
   guint hot_threshold_percent;
   guint heat_half_life_ms;  /* held heat halves in this time (vt-heat-hold.h) */
   guint max_interval_scale; /* intervals tuned up to this many times (vt-interval-tune.h) */
+  guint start_interval_scale; /* ... starting at this many times */
   guint history;
   guint residency_interval_s;
   /* [tiering] */

@@ -33,7 +33,8 @@ struct _VtTracker {
   VtHeatHold *hold;      /* what the rest of vtierd sees: the regions, heat held */
   VtAccessTarget *target;
   VtIntervalTune *tune;
-  guint64 base_sample_us, base_aggr_us; /* the configured intervals */
+  guint64 base_sample_us, base_aggr_us; /* the configured (shortest) intervals */
+  guint start_scale;                     /* tracking began at these times that */
   guint hot_threshold;
   guint64 aggregations;
   gint64 started_us; /* when tracking began (monotonic) */
@@ -51,6 +52,7 @@ struct _VtTracker {
   gpointer fail_data;
   GCancellable *cancel;    /* interval commits in flight */
   gboolean tuning_refused; /* the source refused new intervals once */
+  gboolean fine_ranking;   /* vt_tracker_set_fine_ranking */
 };
 
 /* The heat row of a region set over a RAM map. */
@@ -97,7 +99,7 @@ use_intervals (VtTracker *t, guint scale)
 {
   guint64 sample_us = t->base_sample_us * scale, aggr_us = t->base_aggr_us * scale;
   g_debug ("tracking %s: intervals %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " us (%ux the "
-           "configured)", t->name, sample_us, aggr_us, scale);
+           "shortest)", t->name, sample_us, aggr_us, scale);
   run_at (t, sample_us, aggr_us);
   if (t->sample_timer) {
     g_source_remove (t->sample_timer);
@@ -108,8 +110,9 @@ use_intervals (VtTracker *t, guint scale)
 
 static void apply_interval_scale (VtTracker *t, guint scale);
 
-/* A source that refuses new intervals gets the configured ones back and no
- * more tuning: the heat is as good as before tuning, and vtierd says so. */
+/* A source that refuses new intervals gets the ones it started with back
+ * and no more tuning: the heat is as good as before tuning, and vtierd
+ * says so. */
 static void
 on_intervals_set (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer data)
 {
@@ -119,17 +122,16 @@ on_intervals_set (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer 
     return;
   VtTracker *t = data;
   if (t->tuning_refused) {
-    g_warning ("tracking %s: back to the configured intervals: %s", t->name, error->message);
+    g_warning ("tracking %s: back to the starting intervals: %s", t->name, error->message);
     return;
   }
-  g_warning ("tracking %s: no more interval tuning, back to the configured %" G_GUINT64_FORMAT
-             "/%" G_GUINT64_FORMAT " us: %s", t->name, t->base_sample_us, t->base_aggr_us,
-             error->message);
+  g_warning ("tracking %s: no more interval tuning, back to the starting %" G_GUINT64_FORMAT
+             "/%" G_GUINT64_FORMAT " us: %s", t->name, t->base_sample_us * t->start_scale,
+             t->base_aggr_us * t->start_scale, error->message);
   t->tuning_refused = TRUE;
   g_clear_pointer (&t->tune, vt_interval_tune_free);
   t->tune = vt_interval_tune_new (1);
-  vt_interval_tune_reset (t->tune, 1);
-  apply_interval_scale (t, 1);
+  apply_interval_scale (t, t->start_scale);
 }
 
 /* New intervals, `scale` times the configured ones. The kernel takes them
@@ -230,7 +232,10 @@ vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map, G
   guint64 total = 0;
   for (guint i = 0; i < ranges->len; i++)
     total += g_array_index (ranges, VtAddrRange, i).end - g_array_index (ranges, VtAddrRange, i).start;
-  t->attrs = (VtRegionAttrs) { config->sample_us, config->aggr_us,
+  /* Tracking starts at the start scale; sample_us and aggr_us are the
+   * shortest intervals the tuner goes back to. */
+  guint start = CLAMP (config->start_interval_scale, 1, MAX (config->max_interval_scale, 1));
+  t->attrs = (VtRegionAttrs) { config->sample_us * start, config->aggr_us * start,
                                vt_regions_min_for_size (total, config->min_regions,
                                                         config->max_regions,
                                                         config->max_region_bytes),
@@ -245,9 +250,13 @@ vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map, G
   }
   t->hold = vt_heat_hold_new (config->aggr_us, (guint64) config->heat_half_life_ms * 1000);
   t->tune = vt_interval_tune_new (config->max_interval_scale);
+  vt_interval_tune_set_min (t->tune, start); /* until the policy asks to rank finely */
+  vt_interval_tune_reset (t->tune, start);
+  t->start_scale = start;
   t->started_us = g_get_monotonic_time ();
   t->base_sample_us = config->sample_us;
   t->base_aggr_us = config->aggr_us;
+  run_at (t, t->attrs.sample_us, t->attrs.aggr_us);
   guint n_initial;
   const VtRegion *initial = vt_region_set_regions (t->regions, &n_initial);
   vt_heat_hold_update (t->hold, initial, n_initial); /* all cold until the first aggregation */
@@ -262,7 +271,7 @@ vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map, G
     return NULL;
   if (!vt_access_target_in_kernel (t->target)) {
     t->samples_per_aggr = (guint) (config->aggr_us / config->sample_us);
-    t->sample_timer = g_timeout_add (MAX (1, config->sample_us / 1000), on_sample, t);
+    t->sample_timer = g_timeout_add (MAX (1, t->attrs.sample_us / 1000), on_sample, t);
   }
   return g_steal_pointer (&t);
 }
@@ -356,6 +365,25 @@ guint
 vt_tracker_hot_threshold_set (VtTracker *t)
 {
   return t->hot_threshold;
+}
+
+gboolean
+vt_tracker_fine_ranking (VtTracker *t)
+{
+  return t->fine_ranking;
+}
+
+void
+vt_tracker_set_fine_ranking (VtTracker *t, gboolean fine)
+{
+  t->fine_ranking = fine;
+  if (t->tuning_refused)
+    return;
+  guint scale = vt_interval_tune_set_min (t->tune, fine ? 1 : t->start_scale);
+  if (scale) {
+    g_debug ("tracking %s: its hot memory fits its share: not below %ux", t->name, scale);
+    apply_interval_scale (t, scale);
+  }
 }
 
 guint

@@ -1,7 +1,7 @@
 #include "regions/vt-interval-tune.h"
 
 struct _VtIntervalTune {
-  guint scale, max_scale;
+  guint scale, min_scale, max_scale;
   guint seen;            /* aggregations in this window */
   double weighted, bytes; /* over the window: sum of nr * bytes, bytes, of accessed regions */
   double last_mean;       /* the last window's mean heat that had any; < 0: none yet */
@@ -11,7 +11,7 @@ VtIntervalTune *
 vt_interval_tune_new (guint max_scale)
 {
   VtIntervalTune *t = g_new0 (VtIntervalTune, 1);
-  t->scale = 1;
+  t->scale = t->min_scale = 1;
   t->max_scale = MAX (max_scale, 1);
   t->last_mean = -1;
   return t;
@@ -45,8 +45,8 @@ vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, g
   guint next = t->scale;
   if (mean < VT_INTERVAL_TUNE_LOW && t->scale < t->max_scale)
     next = MIN (t->scale * 2, t->max_scale);
-  else if (mean > VT_INTERVAL_TUNE_HIGH && t->scale > 1)
-    next = t->scale / 2;
+  else if (mean > VT_INTERVAL_TUNE_HIGH && t->scale > t->min_scale)
+    next = MAX (t->scale / 2, t->min_scale);
   guint was = t->scale;
   vt_interval_tune_reset (t, next);
   t->last_mean = last_mean;
@@ -66,10 +66,20 @@ vt_interval_tune_scale (const VtIntervalTune *t)
   return t->scale;
 }
 
+guint
+vt_interval_tune_set_min (VtIntervalTune *t, guint min_scale)
+{
+  t->min_scale = CLAMP (min_scale, 1, t->max_scale);
+  if (t->scale >= t->min_scale)
+    return 0;
+  vt_interval_tune_reset (t, t->min_scale);
+  return t->scale;
+}
+
 void
 vt_interval_tune_reset (VtIntervalTune *t, guint scale)
 {
-  t->scale = CLAMP (scale, 1, t->max_scale);
+  t->scale = CLAMP (scale, t->min_scale, t->max_scale);
   t->seen = 0;
   t->weighted = t->bytes = 0;
 }

@@ -56,3 +56,8 @@ guint vt_interval_tune_scale (const VtIntervalTune *tune);
 gboolean vt_interval_tune_starved (const VtIntervalTune *tune);
 /* Back to a scale (e.g. 1 when the source refused the last one). */
 void vt_interval_tune_reset (VtIntervalTune *tune, guint scale);
+/* The shortest scale it shrinks to (1 at first). Returns the new scale
+ * when the current one is below it, else 0. Saturated counts cost ranking
+ * only where ranking decides something: a VM whose hot memory all fits its
+ * share of the top tier needs hot told from cold, not hot from hotter. */
+guint vt_interval_tune_set_min (VtIntervalTune *tune, guint min_scale);

@@ -125,13 +125,17 @@ static void
 test_relations (void)
 {
   g_autofree char *path = write_conf ("[regions]\nmin-regions=500\nmax-regions=20\n"
-                                      "sample-us=300000\naggr-us=200000\n");
+                                      "sample-us=300000\naggr-us=200000\n"
+                                      "max-interval-scale=8\nstart-interval-scale=16\n");
   g_autoptr (GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (VtConfig) c = vt_config_load (path, problems, NULL);
   g_assert_true (problems_mention (problems, "min-regions 500 is above max-regions 20", NULL));
   g_assert_true (problems_mention (problems, "sample-us 300000 is above aggr-us 200000", NULL));
   g_assert_cmpuint (c->min_regions, <=, c->max_regions);
   g_assert_cmpuint (c->sample_us, <=, c->aggr_us);
+  g_assert_true (problems_mention (problems, "start-interval-scale 16 is above "
+                                   "max-interval-scale 8", NULL));
+  g_assert_cmpuint (c->start_interval_scale, ==, 8);
 }
 
 static void

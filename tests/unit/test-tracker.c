@@ -123,10 +123,53 @@ test_heat_comes_with_its_own_counts (Fixture *f, gconstpointer data)
     g_assert_cmpuint (in.fresh_accesses[i], ==, in.regions[i].nr_accesses);
 }
 
+/* Tracking starts at the start scale (4x: 20 ms / 800 ms). Saturated
+ * counts there keep it while the VM's hot memory fits its share (hot need
+ * only be told from cold); once the tiering round says it does not, the
+ * intervals shrink to the configured ones, and no further, so its hot
+ * set ranks; and back to the start scale when it fits again. */
+static void
+run_saturated (Fixture *f, guint aggregations)
+{
+  guint max = vt_tracker_max_accesses (f->tracker);
+  for (guint i = 0; i < aggregations; i++) {
+    load (f, max);
+    while (g_main_context_iteration (NULL, FALSE))
+      ;
+  }
+}
+
+static void
+test_starts_long_and_shrinks_when_ranking (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  const VtRegionAttrs *a = vt_tracker_attrs (f->tracker);
+  guint start = f->config->start_interval_scale, max = vt_tracker_max_accesses (f->tracker);
+  g_assert_cmpuint (start, >, 1);
+  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * start);
+  g_assert_cmpuint (a->aggr_us, ==, f->config->aggr_us * start);
+  g_assert_cmpuint (vt_tracker_age_unit_us (f->tracker), ==, f->config->aggr_us);
+
+  run_saturated (f, 20);
+  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * start);
+
+  vt_tracker_set_fine_ranking (f->tracker, TRUE);
+  run_saturated (f, 20);
+  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us);
+  g_assert_cmpuint (a->aggr_us, ==, f->config->aggr_us);
+  g_assert_cmpuint (vt_tracker_max_accesses (f->tracker), ==, max);
+
+  vt_tracker_set_fine_ranking (f->tracker, FALSE);
+  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * start);
+  g_assert_cmpuint (a->aggr_us, ==, f->config->aggr_us * start);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add ("/tracker/starts-long-and-shrinks-when-ranking", Fixture, NULL, fixture_setup,
+              test_starts_long_and_shrinks_when_ranking, fixture_teardown);
   g_test_add ("/tracker/heat-comes-with-its-own-counts", Fixture, NULL, fixture_setup,
               test_heat_comes_with_its_own_counts, fixture_teardown);
   return g_test_run ();
