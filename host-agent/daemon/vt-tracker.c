@@ -34,7 +34,7 @@ struct _VtTracker {
   VtAccessTarget *target;
   VtIntervalTune *tune;
   guint64 base_sample_us, base_aggr_us; /* the configured (shortest) intervals */
-  guint start_scale;                     /* tracking began at these times that */
+  guint start_scale;                     /* tracking began at this many times them */
   guint hot_threshold;
   guint64 aggregations;
   gint64 started_us; /* when tracking began (monotonic) */
@@ -251,7 +251,6 @@ vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map, G
   t->hold = vt_heat_hold_new (config->aggr_us, (guint64) config->heat_half_life_ms * 1000);
   t->tune = vt_interval_tune_new (config->max_interval_scale);
   vt_interval_tune_set_min (t->tune, start); /* until the policy asks to rank finely */
-  vt_interval_tune_reset (t->tune, start);
   t->start_scale = start;
   t->started_us = g_get_monotonic_time ();
   t->base_sample_us = config->sample_us;
