@@ -332,11 +332,9 @@ move_tails (GPid pid, const Batch *b, guint m, int node, int *err, guint *split,
   }
   if (k == 0)
     return TRUE;
-  if (!move_call (pid, b, k, node, err, stats, error))
-    return FALSE;
-  for (guint j = 0; j < k; j++)
-    b->asked[j] = b->pages[b->at[j]];
-  if (!query (pid, b->asked, k, b->answered, error))
+  /* The same b->asked: move_pages reads its page list, never writes it. */
+  if (!move_call (pid, b, k, node, err, stats, error) ||
+      !query (pid, b->asked, k, b->answered, error))
     return FALSE;
   for (guint j = 0; j < k; j++)
     b->after[b->at[j]] = b->answered[j];

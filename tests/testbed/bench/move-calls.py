@@ -25,7 +25,6 @@ own), median and min-max, and keeps them in figures.json.
 
 move-calls.py [--runs N]"""
 import argparse
-import ctypes
 import mmap
 import resource
 import statistics
@@ -43,9 +42,6 @@ RUNS = ARGS.parse_args().runs
 MIB = 256
 PIECE = 2 << 20
 PAGE = mmap.PAGESIZE
-MPOL_MF_MOVE = 2
-_SYS_move_pages = 279  # x86_64
-_libc = ctypes.CDLL(None, use_errno=True)
 
 WORKER = ("import ctypes, mmap, sys\n"
           f"m = mmap.mmap(-1, {MIB} << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)\n"
@@ -55,19 +51,10 @@ WORKER = ("import ctypes, mmap, sys\n"
           "sys.stdin.readline()\n")
 
 
-def move_pages(pid, addrs, node, batch=4096):
-    """move_pages in batches of vtierd's size: a query (node None) or a
-    move to `node`."""
-    for i in range(0, len(addrs), batch):
-        part = addrs[i:i + batch]
-        n = len(part)
-        pages = (ctypes.c_void_p * n)(*part)
-        status = (ctypes.c_int * n)()
-        nodes = (ctypes.c_int * n)(*([node] * n)) if node is not None else None
-        flags = MPOL_MF_MOVE if node is not None else 0
-        if _libc.syscall(_SYS_move_pages, ctypes.c_int(pid), ctypes.c_ulong(n), pages, nodes,
-                         status, ctypes.c_int(flags)) < 0:
-            raise OSError(ctypes.get_errno(), "move_pages")
+def move_pages(pid, addrs, node):
+    """A query (node None) or a move to `node`, in batches of vtierd's size
+    (VT_MIGRATE_BATCH)."""
+    tbprobe.move_pages(pid, addrs, node, batch=4096)
 
 
 def children_cpu_s():

@@ -218,49 +218,44 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _SYS_move_pages = 279  # x86_64
 
 
-def nodes_of(pid, addrs):
-    """Host node of each address (move_pages with no target: a query), or a
-    negative errno (-ENOENT: not present, -EFAULT: not mapped)."""
+MPOL_MF_MOVE = 2
+
+
+def move_pages(pid, addrs, node=None, batch=16384):
+    """move_pages(2) on these addresses of process `pid`, `batch` at a time:
+    a query (node None) or a move to `node` (the kernel's own page
+    migration; a transparent huge page moves whole). The status of each
+    address: its node, or a negative errno (-ENOENT: not present, -EFAULT:
+    not mapped, -EBUSY, -ENOMEM...)."""
     out = []
-    batch = 16384
     for i in range(0, len(addrs), batch):
         part = addrs[i:i + batch]
         n = len(part)
         pages = (ctypes.c_void_p * n)(*part)
         status = (ctypes.c_int * n)()
-        rc = _libc.syscall(_SYS_move_pages, ctypes.c_int(pid), ctypes.c_ulong(n), pages,
-                           None, status, ctypes.c_int(0))
+        nodes = (ctypes.c_int * n)(*([node] * n)) if node is not None else None
+        rc = _libc.syscall(_SYS_move_pages, ctypes.c_int(pid), ctypes.c_ulong(n), pages, nodes,
+                           status, ctypes.c_int(MPOL_MF_MOVE if node is not None else 0))
         if rc < 0:
             e = ctypes.get_errno()
-            raise ProbeError(f"move_pages({pid}): {os.strerror(e)}")
+            to = f", to node {node}" if node is not None else ""
+            raise ProbeError(f"move_pages({pid}{to}): {os.strerror(e)}")
         out.extend(status)
     return out
 
 
-MPOL_MF_MOVE = 2
+def nodes_of(pid, addrs):
+    """Host node of each address (a move_pages query), or a negative errno."""
+    return move_pages(pid, addrs)
 
 
 def move_to(pid, addrs, node):
-    """Moves the pages at these addresses of process `pid` to `node`
-    (move_pages with a target node: the kernel's own page migration; a
-    transparent huge page moves whole). For test set-ups that must place a
-    guest's pages, never for measuring. Returns {status: count}: a node, or a
-    negative errno (-EBUSY, -ENOMEM, ...) per page."""
+    """Moves the pages at these addresses of process `pid` to `node`. For
+    test set-ups that must place a guest's pages, never for measuring.
+    Returns {status: count}: a node, or a negative errno per page."""
     out = {}
-    batch = 16384
-    for i in range(0, len(addrs), batch):
-        part = addrs[i:i + batch]
-        n = len(part)
-        pages = (ctypes.c_void_p * n)(*part)
-        nodes = (ctypes.c_int * n)(*([node] * n))
-        status = (ctypes.c_int * n)()
-        rc = _libc.syscall(_SYS_move_pages, ctypes.c_int(pid), ctypes.c_ulong(n), pages,
-                           nodes, status, ctypes.c_int(MPOL_MF_MOVE))
-        if rc < 0:
-            e = ctypes.get_errno()
-            raise ProbeError(f"move_pages({pid}, to node {node}): {os.strerror(e)}")
-        for st in status:
-            out[st] = out.get(st, 0) + 1
+    for st in move_pages(pid, addrs, node):
+        out[st] = out.get(st, 0) + 1
     return out
 
 
