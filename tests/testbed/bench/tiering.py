@@ -891,7 +891,7 @@ def main():
                 testbed.migratepages(g.pid, 0, 1)
             extra = testbed.hold_node0(DRAM_CONTENDED_MIB)
         elif case != "contended" and extra is not None:
-            extra.kill(), extra.wait()
+            testbed.release_hold(extra)
             extra = None
         print(f"== {case} {name} run {i + 1}", flush=True)
         for attempt in (1, 2, 3):

@@ -134,7 +134,16 @@ def _dump_threads(g):
         f.write("\n".join(out) + "\n")
 
 
+def _holders_ended():
+    """Holders that ended though the test still runs: the OOM killer took
+    them (oom_score_adj 1000), so DRAM was less full than set up."""
+    return [p for p in HOLDERS if p.poll() is not None]
+
+
 def _exit_if_a_guest_vanished():
+    for p in _holders_ended():
+        _testbed_failed(f"a holder of {p.held_mib} MiB of node0 ended (exit {p.returncode}): "
+                        "node0 ran out, and the OOM killer took it")
     gone = _vanished()
     if gone:
         for g in gone:
@@ -166,6 +175,9 @@ sys.excepthook = _excepthook
 
 
 def finish():
+    for p in _holders_ended():
+        print(f"tb: a holder of {p.held_mib} MiB of node0 ended (exit {p.returncode}) before "
+              "the test did: DRAM was less full than set up", flush=True)
     print(f"tb: {_checks[0] - len(_failed)} of {_checks[0]} checks passed", flush=True)
     if _failed:
         _exit_if_a_guest_vanished()
@@ -268,19 +280,71 @@ def watermark_mib(node, *names):
     return pages * 4096 // 2**20
 
 
-def hold_node0(mib):
-    """A process bound to node0 holding `mib` of it, mlocked (kill it to
-    give the memory back)."""
-    code = ("import mmap, signal, sys\n"
-            f"m = mmap.mmap(-1, {mib} << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x2000)\n"
-            f"for i in range(0, {mib} << 20, 4096): m[i] = 1\n"
-            "print('held', flush=True)\n"
-            "signal.pause()\n")
-    p = subprocess.Popen(["numactl", "--membind=0", "python3", "-c", code], stdout=subprocess.PIPE,
-                         text=True)
-    if p.stdout.readline().strip() != "held":
-        raise RuntimeError(f"could not hold {mib} MiB of node0")
+def protected_free_mib(node):
+    """The node's free memory a user page cannot take: per zone, free pages
+    up to the largest of its lowmem_reserve ("protection"), which keeps the
+    DMA zone's 6 MiB from every movable allocation. node_free_mib counts
+    them; a hold that trusts it goes under DMA32's min watermark."""
+    pages, in_node, free = 0, False, 0
+    with open("/proc/zoneinfo") as f:
+        for line in f:
+            w = line.split()
+            if line.startswith("Node "):
+                in_node = line.split(",")[0] == f"Node {node}"
+            elif in_node and w[:2] == ["pages", "free"]:
+                free = int(w[2])
+            elif in_node and w[:1] == ["protection:"]:
+                reserve = max(int(x.strip("(),")) for x in w[1:])
+                pages += min(free, reserve)
+    return pages * 4096 // 2**20
+
+
+HOLD_STEP_MIB = 8
+HOLDERS = []  # their stdin pipes: a holder ends when the test does
+
+
+def hold_node0(mib, leave_mib=0):
+    """A process bound to node0 holding up to `mib` of it, mlocked (kill it,
+    or end the test, to give the memory back), taken HOLD_STEP_MIB at a
+    time while node0 keeps `leave_mib` free: guests that are still faulting
+    take from the same free memory. Its oom_score_adj is 1000: should node0
+    still run out, the OOM killer takes the holder, not a guest. The MiB it
+    holds are in its `held_mib`."""
+    code = ("import mmap, sys\n"
+            "open('/proc/self/oom_score_adj', 'w').write('1000')\n"
+            "maps = []\n"
+            "for line in sys.stdin:\n"
+            "    n = int(line) << 20\n"
+            "    m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x2000)\n"
+            "    for i in range(0, n, 4096): m[i] = 1\n"
+            "    maps.append(m)\n"
+            "    print('held', flush=True)\n")
+    p = subprocess.Popen(["numactl", "--membind=0", "python3", "-c", code], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    p.held_mib = 0
+    while p.held_mib < mib:
+        step = min(HOLD_STEP_MIB, mib - p.held_mib)
+        if leave_mib and node_free_mib(0) - step < leave_mib:
+            break
+        try:
+            p.stdin.write(f"{step}\n")
+            p.stdin.flush()
+            ok = p.stdout.readline().strip() == "held"
+        except BrokenPipeError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"could not hold {mib} MiB of node0: the holder ended (the OOM "
+                               f"killer?) after {p.held_mib} MiB")
+        p.held_mib += step
+    HOLDERS.append(p)
     return p
+
+
+def release_hold(p):
+    """Gives a hold_node0 holder's memory back."""
+    HOLDERS.remove(p)
+    p.kill()
+    p.wait()
 
 
 def migratepages(pid, src, dst):
@@ -295,15 +359,16 @@ def hold_dram(leave_mib):
     bound to node0 holds (mlocked) all of node0's free memory but
     `leave_mib`. Cheaper than filling it with guests, whose first touch of
     every page is slow under nested emulation. Returns the MiB held.
-    Never below node0's high watermark and boost: a bound, locked
-    allocation cannot go under the min one and calls the OOM killer, which
-    took a guest's QEMU (the matrix asked to leave 21 MiB free while node0's
-    min watermark and boost were 25 MiB)."""
-    leave_mib = max(leave_mib, watermark_mib(0, "high", "boost"))
+    Never below node0's high watermark and boost plus the free memory its
+    DMA zone keeps from user pages: a bound, locked allocation cannot go
+    under the min one and calls the OOM killer, which took a guest's QEMU
+    (the matrix asked to leave 21 MiB free while node0's min watermark and
+    boost were 25 MiB; later 17 MiB, of which 6 were the DMA zone's)."""
+    leave_mib = max(leave_mib, watermark_mib(0, "high", "boost") + protected_free_mib(0))
     held = node_free_mib(0) - leave_mib
     if held <= 0:
         return 0
-    hold_node0(held)
+    held = hold_node0(held, leave_mib).held_mib
     log(f"holding {held} MiB of node0, {node_free_mib(0)} MiB left free")
     return held
 
