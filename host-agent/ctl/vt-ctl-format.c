@@ -1127,11 +1127,19 @@ vt_ctl_format_event_json (const char *signal, GVariant *parameters, GDateTime *w
 
 /* ---- vtierctl set --wait ---- */
 
+/* The target as far as the VM has pages to put there. */
+static guint64
+reachable_target (const VtCtlProgress *p)
+{
+  return p->present && p->target > p->present ? p->present : p->target;
+}
+
 gboolean
 vt_ctl_progress_reached (const VtCtlProgress *p)
 {
-  guint64 off = p->top > p->target ? p->top - p->target : p->target - p->top;
-  return off <= p->target / 32;
+  guint64 target = reachable_target (p);
+  guint64 off = p->top > target ? p->top - target : target - p->top;
+  return off <= target / 32;
 }
 
 char *
@@ -1153,8 +1161,9 @@ vt_ctl_format_eta (double seconds)
 static void
 progress_bytes (const VtCtlProgress *p, guint64 *to_move, guint64 *moved)
 {
-  gboolean up = p->target >= p->start_top;
-  *to_move = up ? p->target - p->start_top : p->start_top - p->target;
+  guint64 target = reachable_target (p);
+  gboolean up = target >= p->start_top;
+  *to_move = up ? target - p->start_top : p->start_top - target;
   guint64 gone = up ? (p->top > p->start_top ? p->top - p->start_top : 0)
                     : (p->top < p->start_top ? p->start_top - p->top : 0);
   *moved = MIN (gone, *to_move);

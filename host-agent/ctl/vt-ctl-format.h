@@ -106,10 +106,15 @@ typedef struct {
   guint64 top, target; /* top_bytes and target_bytes now */
   guint64 moving;    /* moving_up_bytes or moving_down_bytes: in the kernel now */
   double elapsed_s;  /* since the wait began */
+  /* top_bytes + slow_bytes: its RAM that has pages (0: not known). A
+   * target above it (fast-only: all of its RAM) is reached with all of
+   * them on the top tier; what the guest never touched has none to move. */
+  guint64 present;
 } VtCtlProgress;
 
-/* Whether its top-tier bytes are at its target, within vtierd's own dead
- * band (target/32, policy/vt-tiering.c): closer than that it moves nothing. */
+/* Whether its top-tier bytes are at its target (no more than `present`),
+ * within vtierd's own dead band (target/32, policy/vt-tiering.c): closer
+ * than that it moves nothing. */
 gboolean vt_ctl_progress_reached (const VtCtlProgress *progress);
 /* "8 s", "3 min 05 s", "1 h 02 min"; "-" when unknown (negative). */
 char *vt_ctl_format_eta (double seconds);

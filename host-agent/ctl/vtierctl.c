@@ -514,9 +514,10 @@ on_wait_timer (gpointer data)
 static void
 wait_judge (Wait *w, GVariant *vm)
 {
-  guint64 top = 0, target = 0, up = 0, down = 0, rounds = 0;
+  guint64 top = 0, slow = 0, target = 0, up = 0, down = 0, rounds = 0;
   const char *tiering = "";
   g_variant_lookup (vm, "top_bytes", "t", &top);
+  gboolean slow_known = g_variant_lookup (vm, "slow_bytes", "t", &slow);
   g_variant_lookup (vm, "target_bytes", "t", &target);
   g_variant_lookup (vm, "moving_up_bytes", "t", &up);
   g_variant_lookup (vm, "moving_down_bytes", "t", &down);
@@ -530,7 +531,7 @@ wait_judge (Wait *w, GVariant *vm)
   }
   gint64 now = g_get_monotonic_time ();
   w->progress = (VtCtlProgress) { w->name, w->start_top, top, target, up ? up : down,
-                                  (now - w->start_us) / 1e6 };
+                                  (now - w->start_us) / 1e6, slow_known ? top + slow : 0 };
   gboolean applied = !counted || rounds > w->start_rounds;
   if (applied && strcmp (tiering, "off") == 0) {
     g_printerr ("vtierctl: VM %s is not tiered (mode off): nothing moves\n", w->name);

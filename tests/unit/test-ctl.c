@@ -925,7 +925,7 @@ static void
 test_progress_format (void)
 {
   /* Up from 1 GiB to 2 GiB, half way in 8 s: 64 MiB/s, 8 s to go. */
-  VtCtlProgress up = { "web", 1 * GiB, 1 * GiB + 512 * MiB, 2 * GiB, 16 * MiB, 8.0 };
+  VtCtlProgress up = { "web", 1 * GiB, 1 * GiB + 512 * MiB, 2 * GiB, 16 * MiB, 8.0, 0 };
   g_autofree char *bar = vt_ctl_format_progress_bar (&up, 10);
   g_assert_cmpstr (bar, ==, "web [#####.....]  50%  512.0 MiB of 1.0 GiB  64.0 MiB/s  ETA 8 s "
                             "(16.0 MiB in flight)");
@@ -935,27 +935,40 @@ test_progress_format (void)
   g_assert_false (vt_ctl_progress_reached (&up));
 
   /* Down, nothing moved yet: no rate, no ETA. */
-  VtCtlProgress down = { "db", 3 * GiB, 3 * GiB, 1 * GiB, 0, 2.0 };
+  VtCtlProgress down = { "db", 3 * GiB, 3 * GiB, 1 * GiB, 0, 2.0, 0 };
   g_autofree char *still = vt_ctl_format_progress_bar (&down, 4);
   g_assert_cmpstr (still, ==, "db [....]   0%  0 B of 2.0 GiB  0 B/s  ETA -");
 
   /* Gone the wrong way, or past the target: never below 0 or above 100%. */
-  VtCtlProgress back = { "db", 3 * GiB, 3 * GiB + 64 * MiB, 1 * GiB, 0, 2.0 };
+  VtCtlProgress back = { "db", 3 * GiB, 3 * GiB + 64 * MiB, 1 * GiB, 0, 2.0, 0 };
   g_autofree char *none = vt_ctl_format_progress_line (&back);
   g_assert_true (g_str_has_prefix (none, "db: 0 B of 2.0 GiB moved (0%)"));
-  VtCtlProgress past = { "db", 3 * GiB, 1 * GiB - 16 * MiB, 1 * GiB, 0, 4.0 };
+  VtCtlProgress past = { "db", 3 * GiB, 1 * GiB - 16 * MiB, 1 * GiB, 0, 4.0, 0 };
   g_autofree char *full = vt_ctl_format_progress_bar (&past, 4);
   g_assert_true (g_str_has_prefix (full, "db [####] 100%  2.0 GiB of 2.0 GiB  512.0 MiB/s  ETA 0 s"));
 
   /* Reached within vtierd's dead band, target/32, either side. */
-  VtCtlProgress near = { "web", 0, 2 * GiB - 64 * MiB, 2 * GiB, 0, 1.0 };
+  VtCtlProgress near = { "web", 0, 2 * GiB - 64 * MiB, 2 * GiB, 0, 1.0, 0 };
   g_assert_true (vt_ctl_progress_reached (&near));
   near.top = 2 * GiB + 64 * MiB;
   g_assert_true (vt_ctl_progress_reached (&near));
   near.top = 2 * GiB - 64 * MiB - 1;
   g_assert_false (vt_ctl_progress_reached (&near));
-  VtCtlProgress zero = { "web", 0, 0, 0, 0, 1.0 };
+  VtCtlProgress zero = { "web", 0, 0, 0, 0, 1.0, 0 };
   g_assert_true (vt_ctl_progress_reached (&zero));
+
+  /* Fast-only: a target of all its RAM (466 MiB), of which the guest has
+   * touched 394 MiB, all on the top tier now: reached (the testbed's
+   * bench-move waited to its timeout), and the bar at 100%. */
+  VtCtlProgress all = { "moved", 0, 394 * MiB, 466 * MiB, 0, 4.0, 394 * MiB };
+  g_assert_true (vt_ctl_progress_reached (&all));
+  g_autofree char *done = vt_ctl_format_progress_bar (&all, 4);
+  g_assert_true (g_str_has_prefix (done, "moved [####] 100%  394.0 MiB of 394.0 MiB"));
+  all.top = 300 * MiB; /* 94 MiB of it still on the slow tier */
+  g_assert_false (vt_ctl_progress_reached (&all));
+  all.present = 0; /* not known: the target as vtierd gives it */
+  all.top = 394 * MiB;
+  g_assert_false (vt_ctl_progress_reached (&all));
 }
 
 /* ---- vtierctl against a fake vtierd ---- */
@@ -969,13 +982,15 @@ static gboolean unknown_vm (GDBusMethodInvocation *invocation, const char *vm);
 
 /* For set --wait: VMs whose rows move on with every ListVMs, as vtierd's
  * rounds would: "walker" climbs 100 MiB a round to its 300 MiB target,
- * "stuck" stays at 0 of it, "idle" is not tiered. */
+ * "stuck" stays at 0 of it, "idle" is not tiered, "untouched" has pages
+ * for 200 MiB of it. */
 static gboolean with_walkers;
 static gboolean without_rates; /* a vtierd older than GetMoveRates */
 static guint64 walker_rounds;
 
 static void
-add_walker (GVariantBuilder *vms, const char *name, const char *tiering, guint64 top)
+add_walker (GVariantBuilder *vms, const char *name, const char *tiering, guint64 top,
+            guint64 slow)
 {
   GVariantBuilder vm;
   g_variant_builder_init (&vm, G_VARIANT_TYPE_VARDICT);
@@ -984,6 +999,7 @@ add_walker (GVariantBuilder *vms, const char *name, const char *tiering, guint64
   g_variant_builder_add (&vm, "{sv}", "tiering", g_variant_new_string (tiering));
   g_variant_builder_add (&vm, "{sv}", "tiering_rounds", g_variant_new_uint64 (walker_rounds));
   g_variant_builder_add (&vm, "{sv}", "top_bytes", g_variant_new_uint64 (top));
+  g_variant_builder_add (&vm, "{sv}", "slow_bytes", g_variant_new_uint64 (slow));
   g_variant_builder_add (&vm, "{sv}", "target_bytes", g_variant_new_uint64 (300 * MiB));
   g_variant_builder_add (vms, "a{sv}", &vm);
 }
@@ -995,9 +1011,13 @@ walking_vms (void)
   GVariantBuilder vms;
   g_variant_builder_init (&vms, G_VARIANT_TYPE ("aa{sv}"));
   guint64 top = MIN (walker_rounds * 100 * MiB, 300 * MiB);
-  add_walker (&vms, "walker", top < 300 * MiB ? "moving" : "at-target", top);
-  add_walker (&vms, "stuck", "no-room", 0);
-  add_walker (&vms, "idle", "off", 0);
+  add_walker (&vms, "walker", top < 300 * MiB ? "moving" : "at-target", top, 300 * MiB - top);
+  add_walker (&vms, "stuck", "no-room", 0, 300 * MiB);
+  add_walker (&vms, "idle", "off", 0, 300 * MiB);
+  /* fast-only, its target all of its RAM: 200 MiB of it has pages, up a
+   * round; the rest the guest never touched */
+  guint64 part = MIN (top, 200 * MiB);
+  add_walker (&vms, "untouched", part < 200 * MiB ? "moving" : "at-target", part, 200 * MiB - part);
   return g_variant_builder_end (&vms);
 }
 
@@ -1012,7 +1032,8 @@ static gboolean
 on_set_policy (VtDBusManager1 *manager, GDBusMethodInvocation *invocation, const char *vm,
                GVariant *policy G_GNUC_UNUSED, gpointer data G_GNUC_UNUSED)
 {
-  if (!with_walkers || (strcmp (vm, "walker") && strcmp (vm, "stuck") && strcmp (vm, "idle")))
+  if (!with_walkers || (strcmp (vm, "walker") && strcmp (vm, "stuck") && strcmp (vm, "idle") &&
+                        strcmp (vm, "untouched")))
     return unknown_vm (invocation, vm);
   walker_rounds = 0; /* the next round is the first with the new policy */
   vt_dbus_manager1_complete_set_policy (manager, invocation);
@@ -1244,6 +1265,15 @@ test_bus_set_wait (FakeVtierd *fake, gconstpointer data G_GNUC_UNUSED)
   g_assert_cmpint (stuck.status, ==, 8);
   g_assert_cmpstr (stuck.out, ==, "");
   g_assert_nonnull (strstr (stuck.err, "vtierctl: VM stuck did not reach its target within 2 s"));
+
+  /* Every page it has on the top tier: there, though under its target. */
+  g_auto (VtTestRun) untouched = { 0 };
+  run_vtierctl (fake, &untouched, "set", "untouched", "--mode", "fast-only", "--wait", "--timeout",
+                "10", NULL);
+  g_test_message ("%s%s", untouched.out, untouched.err);
+  g_assert_cmpint (untouched.status, ==, 0);
+  g_assert_true (g_str_has_prefix (untouched.out, "untouched: at its target: 200.0 MiB on the top "
+                                                   "tier, target 300.0 MiB ("));
 
   g_auto (VtTestRun) off = { 0 };
   run_vtierctl (fake, &off, "set", "idle", "--weight", "2", "--wait", NULL);
