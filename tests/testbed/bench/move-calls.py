@@ -16,7 +16,12 @@ in transparent huge pages, node1 to node0, each way of asking RUNS times
   while its workload reads all of it (what vtierd's mover meets: in the
   fit bench it spends 13-18 ms a MiB, the floor here ~4);
 - guest paused, per head: the same guest's RAM, its vCPUs stopped (QMP
-  "stop"): what is left is the cost of KVM's MMU notifiers alone.
+  "stop"): what is left is the cost of KVM's MMU notifiers alone;
+- per head, 4 MiB calls (process, and guest running): a call per two
+  heads, as vtierd asks a call per job: what a call costs besides its
+  pages;
+- vtierd's jobs, guest running: vtierd itself moving all of the guest's
+  RAM (set fast-only), its jobs' CPU by its own count, per 256 MiB moved.
 
 The kernel looks each page asked for up under the mmap lock; in a THP the
 first entry queues the folio and the other 511 only find it moved.
@@ -31,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 
 import tbprobe
 import testbed
@@ -42,6 +48,9 @@ RUNS = ARGS.parse_args().runs
 MIB = 256
 PIECE = 2 << 20
 PAGE = mmap.PAGESIZE
+# Heads a call in the small-call rows: a call per 4 MiB, as vtierd makes
+# one a job and its jobs in the fit bench move ~5 MiB each.
+SMALL_CALL = 2
 
 WORKER = ("import ctypes, mmap, sys\n"
           f"m = mmap.mmap(-1, {MIB} << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)\n"
@@ -51,10 +60,10 @@ WORKER = ("import ctypes, mmap, sys\n"
           "sys.stdin.readline()\n")
 
 
-def move_pages(pid, addrs, node):
+def move_pages(pid, addrs, node, batch=4096):
     """A query (node None) or a move to `node`, in batches of vtierd's size
-    (VT_MIGRATE_BATCH)."""
-    tbprobe.move_pages(pid, addrs, node, batch=4096)
+    (VT_MIGRATE_BATCH) unless asked for smaller calls."""
+    tbprobe.move_pages(pid, addrs, node, batch=batch)
 
 
 def children_cpu_s():
@@ -84,6 +93,48 @@ def timed_way(pid, heads, probe, way, name, run, cpu):
         check(False, f"{name} (run {run + 1}) moved the memory ({on0:.0%} on node0)")
 
 
+METRICS_PORT = 9776
+
+
+def migrated_mib():
+    with open("/proc/vmstat") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("pgmigrate_success ")) / 256
+
+
+def move_jobs_cpu_s():
+    """vtierd's own count of its move jobs' CPU (vtier_move_cpu_seconds_total)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{METRICS_PORT}/metrics", timeout=10) as r:
+        return sum(float(line.rsplit(" ", 1)[1]) for line in r.read().decode().splitlines()
+                   if line.startswith("vtier_move_cpu_seconds_total{"))
+
+
+def vtierd_rows(g, cpu):
+    """vtierd's own mover on the same running guest, RUNS times: all of its
+    RAM put on node1, vtierd started and the VM set fast-only; its move
+    jobs' CPU (its own count) per 256 MiB it moved (pgmigrate_success)."""
+    name = "vtierd's jobs, guest running"
+    for run in range(RUNS):
+        testbed.migratepages(g.pid, 0, 1)
+        m0 = migrated_mib()
+        v = testbed.Vtierd(f"[discovery]\nlibvirt=false\n[metrics]\nlisten=127.0.0.1:{METRICS_PORT}\n")
+        v.start()
+        try:
+            v.wait_tracking(g.name, timeout=120)
+            # Done when every page it has is on node0 (its target, all of
+            # its RAM, is more: what the guest never touched has none).
+            r = subprocess.run(["vtierctl", "set", g.name, "--mode", "fast-only", "--wait",
+                                "--timeout", "300"], capture_output=True, text=True)
+            check(r.returncode == 0, f"vtierctl set --wait ended at the VM's target (exit "
+                  f"{r.returncode}: {r.stdout.strip()} {r.stderr.strip()[-200:]})")
+            mib = migrated_mib() - m0
+            spent = move_jobs_cpu_s()
+        finally:
+            v.stop()
+        testbed.log(f"{name} (run {run + 1}): {mib:.0f} MiB moved, {spent:.2f} CPU s")
+        check(mib >= MIB, f"vtierd moved the guest's RAM ({mib:.0f} MiB, run {run + 1})")
+        cpu.setdefault(name, []).append(spent * MIB / max(mib, 1))
+
+
 def guest_rows(cpu):
     """The per-head move of 256 MiB of a KVM guest's RAM, running and then
     paused, RUNS times each."""
@@ -100,6 +151,8 @@ def guest_rows(cpu):
         for run in range(RUNS):
             timed_way(g.pid, heads, heads, lambda: move_pages(g.pid, heads, 0),
                       "guest running, per head", run, cpu)
+            timed_way(g.pid, heads, heads, lambda: move_pages(g.pid, heads, 0, SMALL_CALL),
+                      "guest running, per head, 4 MiB calls", run, cpu)
         mon = g.monitor()
         try:
             mon.execute("stop")
@@ -109,6 +162,7 @@ def guest_rows(cpu):
             mon.execute("cont")
         finally:
             mon.close()
+        vtierd_rows(g, cpu)
         passes, errors, corrupt = g.verify()
         check(passes > 0 and errors == 0 and not corrupt,
               f"the guest's checksums pass after its moves ({errors} errors)")
@@ -135,6 +189,7 @@ try:
                                move_pages(p.pid, pages, None)),
         "move only, per page": lambda: move_pages(p.pid, pages, 0),
         "move only, per head": lambda: move_pages(p.pid, heads, 0),
+        "per head, 4 MiB calls": lambda: move_pages(p.pid, heads, 0, SMALL_CALL),
         "migratepages": lambda: testbed.migratepages(p.pid, 1, 0),
     }
     cpu = {name: [] for name in ways}
@@ -146,9 +201,9 @@ try:
     guest_rows(cpu)
     for name, v in cpu.items():
         figure("cpu_s." + name.replace(" ", "_").replace(",", ""), sorted(round(x, 3) for x in v))
-    print(f"\n{'way of asking':22} {'CPU s, median':>14} {'min-max':>14}")
+    print(f"\n{'way of asking':38} {'CPU s, median':>14} {'min-max':>14}")
     for name, v in cpu.items():
-        print(f"{name:22} {statistics.median(v):14.2f} {min(v):7.2f}-{max(v):.2f}")
+        print(f"{name:38} {statistics.median(v):14.2f} {min(v):7.2f}-{max(v):.2f}")
     check(all(len(v) == RUNS for v in cpu.values()), f"every way ran {RUNS} times")
 finally:
     p.kill()
