@@ -34,7 +34,6 @@ import mmap
 import resource
 import statistics
 import subprocess
-import sys
 import time
 import urllib.request
 
@@ -170,8 +169,7 @@ def guest_rows(cpu):
         g.stop()
 
 
-p = subprocess.Popen(["numactl", "--membind=1", sys.executable, "-c", WORKER],
-                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+p = testbed.python_on_node(1, WORKER)
 try:
     base = int(p.stdout.readline(), 16)
     first = (base + PIECE - 1) & ~(PIECE - 1)

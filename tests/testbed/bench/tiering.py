@@ -73,8 +73,6 @@ tiering.py [--measure S] [--runs N] [--cases fit,contended] [POLICY ...]
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
 import urllib.request
 
@@ -768,8 +766,7 @@ def move_rate_mib_s():
             "for i in range(0, 128 << 20, 4096): m[i] = 1\n"
             "print('ready', flush=True)\n"
             "sys.stdin.readline()\n")
-    p = subprocess.Popen(["numactl", "--membind=1", "python3", "-c", code], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
+    p = testbed.python_on_node(1, code)
     try:
         if p.stdout.readline().strip() != "ready":
             raise RuntimeError("the move-rate probe did not start")

@@ -299,6 +299,13 @@ def protected_free_mib(node):
     return pages * 4096 // 2**20
 
 
+def python_on_node(node, code):
+    """`python3 -c code` with its memory bound to `node` (numactl
+    --membind), talked to through its stdin and stdout (text)."""
+    return subprocess.Popen(["numactl", f"--membind={node}", "python3", "-c", code],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
 HOLD_STEP_MIB = 8
 HOLDERS = []  # their stdin pipes: a holder ends when the test does
 
@@ -319,8 +326,7 @@ def hold_node0(mib, leave_mib=0):
             "    for i in range(0, n, 4096): m[i] = 1\n"
             "    maps.append(m)\n"
             "    print('held', flush=True)\n")
-    p = subprocess.Popen(["numactl", "--membind=0", "python3", "-c", code], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
+    p = python_on_node(0, code)
     p.held_mib = 0
     while p.held_mib < mib:
         step = min(HOLD_STEP_MIB, mib - p.held_mib)
