@@ -36,16 +36,18 @@ run_cuts (GArray *cuts, const VtRegion *regions, guint first, guint last,
 
 /* Unit [a, b) from the regions it overlaps, from *at on (which it leaves
  * at the first that may overlap the next unit): the hottest's heat and
- * age (the older between equals), and the written pages in proportion. */
+ * age (the older between equals), the highest own count, and the written
+ * pages in proportion. */
 static VtRegion
-unit_of (const VtRegion *regions, const guint64 *written, guint n, guint *at, guint64 a,
-         guint64 b, guint64 *unit_written)
+unit_of (const VtRegion *regions, const guint64 *written, const guint *fresh, guint n, guint *at,
+         guint64 a, guint64 b, guint64 *unit_written, guint *unit_fresh)
 {
   while (*at < n && regions[*at].end <= a)
     (*at)++;
   VtRegion u = { a, b, a, 0, 0, 0 };
   gboolean any = FALSE;
   double w = 0;
+  *unit_fresh = 0;
   for (guint k = *at; k < n && regions[k].start < b; k++) {
     const VtRegion *r = &regions[k];
     guint64 lo = MAX (a, r->start), hi = MIN (b, r->end);
@@ -59,22 +61,28 @@ unit_of (const VtRegion *regions, const guint64 *written, guint n, guint *at, gu
     }
     if (written && r->end > r->start)
       w += (double) written[k] * (double) (hi - lo) / (double) (r->end - r->start);
+    if (fresh)
+      *unit_fresh = MAX (*unit_fresh, fresh[k]);
   }
   *unit_written = (guint64) (w + 0.5);
   return u;
 }
 
 GArray *
-vt_move_units (const VtRegion *regions, const guint64 *written, guint n,
-               VtPageSizeAtFunc size_at, gpointer data, guint64 **units_written)
+vt_move_units (const VtRegion *regions, const guint64 *written, const guint *fresh, guint n,
+               VtPageSizeAtFunc size_at, gpointer data, guint64 **units_written,
+               guint **units_fresh)
 {
   GArray *units = g_array_sized_new (FALSE, FALSE, sizeof (VtRegion), n);
   g_autoptr (GArray) w = g_array_sized_new (FALSE, FALSE, sizeof (guint64), n);
+  g_autoptr (GArray) f = g_array_sized_new (FALSE, FALSE, sizeof (guint), n);
   g_autoptr (GArray) cuts = g_array_new (FALSE, FALSE, sizeof (guint64));
   guint at = 0;
   gboolean moved = FALSE;
   if (units_written)
     *units_written = NULL;
+  if (units_fresh)
+    *units_fresh = NULL;
   for (guint first = 0; first < n;) {
     guint last = first;
     while (last + 1 < n && regions[last + 1].start == regions[last].end)
@@ -85,9 +93,11 @@ vt_move_units (const VtRegion *regions, const guint64 *written, guint n,
       if (a == b)
         continue;
       guint64 unit_written;
-      VtRegion u = unit_of (regions, written, n, &at, a, b, &unit_written);
+      guint unit_fresh;
+      VtRegion u = unit_of (regions, written, fresh, n, &at, a, b, &unit_written, &unit_fresh);
       g_array_append_val (units, u);
       g_array_append_val (w, unit_written);
+      g_array_append_val (f, unit_fresh);
     }
     first = last + 1;
   }
@@ -97,5 +107,7 @@ vt_move_units (const VtRegion *regions, const guint64 *written, guint n,
   }
   if (units_written && written)
     *units_written = g_memdup2 (w->data, MAX (w->len, 1) * sizeof (guint64));
+  if (units_fresh && fresh)
+    *units_fresh = g_memdup2 (f->data, MAX (f->len, 1) * sizeof (guint));
   return units;
 }

@@ -28,9 +28,14 @@ typedef guint64 (*VtPageSizeAtFunc) (guint64 addr, gpointer data);
 
 /* `regions[0..n)` (sorted, disjoint) cut into units: a GArray of
  * VtRegion, or NULL when no boundary falls inside a huge page (the
- * regions are the units). `written` (pages written per region, or NULL)
- * is shared out by overlap into *units_written (NULL when `written` is). */
-GArray *vt_move_units (const VtRegion *regions, const guint64 *written, guint n,
-                       VtPageSizeAtFunc size_at, gpointer data, guint64 **units_written);
+ * regions are the units). What else comes per region comes per unit too
+ * (g_free them; NULL where the region's array is): `written` (pages
+ * written, or NULL) shared out by overlap into *units_written; `fresh`
+ * (each region's own count in its last aggregation, or NULL) into
+ * *units_fresh, the highest of those a unit joins. An array per region
+ * indexed by unit reads another region's figures, and past its end. */
+GArray *vt_move_units (const VtRegion *regions, const guint64 *written, const guint *fresh,
+                       guint n, VtPageSizeAtFunc size_at, gpointer data,
+                       guint64 **units_written, guint **units_fresh);
 
 G_END_DECLS

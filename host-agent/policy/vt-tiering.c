@@ -418,20 +418,23 @@ in_move_units (const VtTieringInput *in, const VtHostTiers *tiers, const VtPfnNo
   g_autofree guint64 *per_node = g_new0 (guint64, MAX (tiers->nodes->len, 1));
   SizeProbe probe = { in, reader, per_node, tiers->nodes->len };
   guint64 *written = NULL;
-  GArray *units = vt_move_units (in->regions, in->written, in->n_regions, page_size_at, &probe,
-                                 &written);
+  guint *fresh = NULL;
+  GArray *units = vt_move_units (in->regions, in->written, in->fresh_accesses, in->n_regions,
+                                 page_size_at, &probe, &written, &fresh);
   if (!units)
     return in;
   VtTieringInput *cut = g_memdup2 (in, sizeof *in);
   cut->n_regions = units->len;
   cut->regions = (const VtRegion *) g_array_free (units, FALSE);
   cut->written = written;
+  cut->fresh_accesses = fresh;
   guint64 hot_units = vt_regions_bytes_at_least (cut->regions, cut->n_regions, in->hot_threshold);
   guint64 hot_regions = vt_regions_bytes_at_least (in->regions, in->n_regions, in->hot_threshold);
   if (hot_units > hot_regions)
     cut->demand = MIN (in->size, in->demand + hot_units - hot_regions);
   g_ptr_array_add (owned, (gpointer) cut->regions);
   g_ptr_array_add (owned, written);
+  g_ptr_array_add (owned, fresh);
   g_ptr_array_add (owned, cut);
   return cut;
 }
