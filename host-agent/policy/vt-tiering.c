@@ -638,6 +638,16 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       gboolean cold = !promote && r->nr_accesses * 100 <= t->config.cold_max_pct * in->max_accesses;
       gboolean fill = promote && depth != PROMOTE_HOT;
       gboolean at_share = promote && s->at_share;
+      /* What brought it up, where it takes the place of the VM's own
+       * memory: the heat that churns, when it does, is in these lines. */
+      if (at_share)
+        g_debug ("tiering %s: up at share 0x%" G_GINT64_MODIFIER "x-0x%" G_GINT64_MODIFIER
+                 "x, %" G_GUINT64_FORMAT " MiB: heat %u/%u (own %d), age %u,%s%s%s%s%s",
+                 in->name, r->start, r->end, MIN (movable, need) >> 20, r->nr_accesses,
+                 in->max_accesses, in->fresh_accesses ? (int) in->fresh_accesses[idx] : -1, r->age,
+                 place[idx].hot_again ? " hot again" : "", place[idx].warm_held ? " warm held" : "",
+                 place[idx].touched_held ? " touched" : "", place[idx].lasting ? " lasting" : "",
+                 depth == PROMOTE_TOUCHED ? " (touched fill)" : fill ? " (warm fill)" : "");
       if (movable > need) {
         /* Only part of it: jobs over the whole region that stop once they
          * moved `chunk` bytes each, `need` in all. Where in the region its
