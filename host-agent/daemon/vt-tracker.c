@@ -52,7 +52,8 @@ struct _VtTracker {
   gpointer fail_data;
   GCancellable *cancel;    /* interval commits in flight */
   gboolean tuning_refused; /* the source refused new intervals once */
-  gboolean fine_ranking;   /* vt_tracker_set_fine_ranking */
+  gboolean fine_ranking;   /* vt_tracker_note_share */
+  gboolean starved;        /* the last aggregation's vt_interval_tune_starved */
 };
 
 /* The heat row of a region set over a RAM map. */
@@ -154,6 +155,12 @@ record_aggregation (VtTracker *t)
   const VtRegion *fresh = vt_region_set_regions (t->regions, &n);
   guint scale = vt_interval_tune_observe (t->tune, fresh, n,
                                           vt_region_set_max_accesses (t->regions));
+  if (vt_interval_tune_starved (t->tune) != t->starved) {
+    t->starved = !t->starved;
+    g_debug ("tracking %s: what it uses most reads %s the tuner's band at the longest "
+             "intervals: hot from %u of %u", t->name, t->starved ? "under" : "in",
+             vt_tracker_hot_threshold (t), vt_region_set_max_accesses (t->regions));
+  }
   const VtRegion *r = vt_heat_hold_update (t->hold, fresh, n);
   guint slot = (t->history_head + t->history_len) % t->history_cap;
   if (t->history_len == t->history_cap)
@@ -373,14 +380,25 @@ vt_tracker_fine_ranking (VtTracker *t)
 }
 
 void
-vt_tracker_set_fine_ranking (VtTracker *t, gboolean fine)
+vt_tracker_note_share (VtTracker *t, guint64 demand, guint64 target)
 {
+  /* In by more than an eighth, out within a thirty-second (the tiering
+   * round's dead band): a demand that flickers about its target does not
+   * change the intervals every round. Not in at any excess: in the fit
+   * bench (hot sets that fit but for the reserve) the demands read 0-5%
+   * over their targets once the hot sets were up, all three VMs ran at
+   * 5 ms to the end, and their kdamonds took 39 of vtierd's 66-76 CPU-s
+   * (issue 12's notes). */
+  gboolean fine = demand > target + target / 8 || (t->fine_ranking && demand > target + target / 32);
+  if (fine == t->fine_ranking)
+    return;
   t->fine_ranking = fine;
   if (t->tuning_refused)
     return;
   guint scale = vt_interval_tune_set_min (t->tune, fine ? 1 : t->start_scale);
   if (scale) {
-    g_debug ("tracking %s: its hot memory fits its share: not below %ux", t->name, scale);
+    g_debug ("tracking %s: its hot memory %s its share: not below %ux", t->name,
+             fine ? "is more than" : "fits", scale);
     apply_interval_scale (t, scale);
   }
 }

@@ -1,10 +1,15 @@
 #include "regions/vt-interval-tune.h"
 
+#include <stdlib.h>
+
 struct _VtIntervalTune {
   guint scale, min_scale, max_scale;
   guint seen;            /* aggregations in this window */
   double weighted, bytes; /* over the window: sum of nr * bytes, bytes, of accessed regions */
-  double last_mean;       /* the last window's mean heat that had any; < 0: none yet */
+  double top_weighted, top_bytes; /* ... of each aggregation's hottest tenth of them */
+  /* The last window's mean heat of its accessed regions' hottest tenth, of
+   * the last window that had any; < 0: none yet. */
+  double last_top;
 };
 
 VtIntervalTune *
@@ -13,7 +18,7 @@ vt_interval_tune_new (guint max_scale)
   VtIntervalTune *t = g_new0 (VtIntervalTune, 1);
   t->scale = t->min_scale = 1;
   t->max_scale = MAX (max_scale, 1);
-  t->last_mean = -1;
+  t->last_top = -1;
   return t;
 }
 
@@ -23,25 +28,57 @@ vt_interval_tune_free (VtIntervalTune *t)
   g_free (t);
 }
 
+static int
+compare_heat_down (gconstpointer a, gconstpointer b)
+{
+  const VtRegion *x = *(const VtRegion *const *) a, *y = *(const VtRegion *const *) b;
+  return (x->nr_accesses < y->nr_accesses) - (x->nr_accesses > y->nr_accesses);
+}
+
+/* Adds the hottest tenth of an aggregation's accessed bytes to the window. */
+static void
+add_hottest_tenth (VtIntervalTune *t, const VtRegion *regions, guint n, double accessed,
+                   guint max_accesses)
+{
+  g_autofree const VtRegion **by_heat = g_new (const VtRegion *, n);
+  guint m = 0;
+  for (guint i = 0; i < n; i++)
+    if (regions[i].nr_accesses > 0)
+      by_heat[m++] = &regions[i];
+  qsort (by_heat, m, sizeof *by_heat, compare_heat_down);
+  double want = accessed / VT_INTERVAL_TUNE_TOP;
+  for (guint i = 0; i < m && want > 0; i++) {
+    double bytes = MIN ((double) (by_heat[i]->end - by_heat[i]->start), want);
+    t->top_weighted += bytes * MIN (by_heat[i]->nr_accesses, max_accesses);
+    t->top_bytes += bytes;
+    want -= bytes;
+  }
+}
+
 guint
 vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, guint max_accesses)
 {
   if (t->max_scale == 1 || max_accesses == 0)
     return 0;
+  double accessed = 0;
   for (guint i = 0; i < n; i++) {
     if (regions[i].nr_accesses == 0)
       continue;
     double bytes = (double) (regions[i].end - regions[i].start);
     t->weighted += bytes * MIN (regions[i].nr_accesses, max_accesses);
-    t->bytes += bytes;
+    accessed += bytes;
   }
+  t->bytes += accessed;
+  if (accessed > 0)
+    add_hottest_tenth (t, regions, n, accessed, max_accesses);
   if (++t->seen < MAX (1, VT_INTERVAL_TUNE_WINDOW / t->scale))
     return 0;
 
   double mean = t->bytes > 0 ? t->weighted / (t->bytes * max_accesses) : 0.0;
   /* A window with nothing accessed says nothing of how the memory in use
    * reads: the last one that had some stands. */
-  double last_mean = t->bytes > 0 ? mean : t->last_mean;
+  double last_top = t->top_bytes > 0 ? t->top_weighted / (t->top_bytes * max_accesses)
+                                     : t->last_top;
   guint next = t->scale;
   if (mean < VT_INTERVAL_TUNE_LOW && t->scale < t->max_scale)
     next = MIN (t->scale * 2, t->max_scale);
@@ -49,15 +86,15 @@ vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, g
     next = MAX (t->scale / 2, t->min_scale);
   guint was = t->scale;
   vt_interval_tune_reset (t, next);
-  t->last_mean = last_mean;
+  t->last_top = last_top;
   return next != was ? next : 0;
 }
 
 gboolean
 vt_interval_tune_starved (const VtIntervalTune *t)
 {
-  return t->max_scale > 1 && t->scale == t->max_scale && t->last_mean >= 0 &&
-         t->last_mean < VT_INTERVAL_TUNE_LOW;
+  return t->max_scale > 1 && t->scale == t->max_scale && t->last_top >= 0 &&
+         t->last_top < VT_INTERVAL_TUNE_LOW;
 }
 
 guint
@@ -81,5 +118,5 @@ vt_interval_tune_reset (VtIntervalTune *t, guint scale)
 {
   t->scale = CLAMP (scale, t->min_scale, t->max_scale);
   t->seen = 0;
-  t->weighted = t->bytes = 0;
+  t->weighted = t->bytes = t->top_weighted = t->top_bytes = 0;
 }

@@ -34,6 +34,8 @@
 #define VT_INTERVAL_TUNE_LOW 0.25
 #define VT_INTERVAL_TUNE_HIGH 0.6
 #define VT_INTERVAL_TUNE_WINDOW 5 /* at scale 1; at scale s, 5/s (at least 1) */
+/* Starved is judged on the hottest 1/TOP of the accessed bytes. */
+#define VT_INTERVAL_TUNE_TOP 10
 
 typedef struct _VtIntervalTune VtIntervalTune;
 
@@ -48,11 +50,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtIntervalTune, vt_interval_tune_free)
 guint vt_interval_tune_observe (VtIntervalTune *tune, const VtRegion *regions, guint n,
                                 guint max_accesses);
 guint vt_interval_tune_scale (const VtIntervalTune *tune);
-/* At the longest intervals, the last window's accessed regions still read
- * under the band: the guest touches its memory in use more slowly than
- * `max_scale` can read (seen on a slow emulated host: a 64 MiB hot set at
- * 32x read 1-4 of 40, 12-19 MiB of it over a 10% threshold). The tracker
- * then halves its hot threshold (vt-tracker.c). */
+/* At the longest intervals, the hottest tenth of the last window's accessed
+ * bytes still reads under the band: the guest touches what it uses most
+ * more slowly than `max_scale` can read (seen on a slow emulated host: a
+ * 64 MiB hot set at 32x read 1-4 of 40, 12-19 MiB of it over a 10%
+ * threshold). The tracker then halves its hot threshold (vt-tracker.c).
+ * The hottest tenth, not the mean of all that was accessed: a guest that
+ * sweeps its cold memory slowly (a checksum pass, a page every 120 s)
+ * has lots of memory read 1-4 of 40 at 32x beside a small hot set that
+ * reads saturated. Its mean reads under the band, and at half the
+ * threshold its sweep read hot: 200-330 MiB of an idle VM whose hot set
+ * is 8 MiB, in the fit bench (issue 12's notes). */
 gboolean vt_interval_tune_starved (const VtIntervalTune *tune);
 /* Back to a scale (e.g. 1 when the source refused the last one). */
 void vt_interval_tune_reset (VtIntervalTune *tune, guint scale);
