@@ -38,7 +38,7 @@ vt_config_new_defaults (void)
   c->max_interval_scale = 32;
   /* Tracking starts at 4x (20 ms / 800 ms) and the tuner goes down to 1x
    * only for a VM whose hot memory is more than its share and reads
-   * saturated (vt_tracker_set_fine_ranking). In a fit bench at 20 ms /
+   * saturated (vt_tracker_note_share). In a fit bench at 20 ms /
    * 800 ms the kdamonds took 11-12 CPU-s where at 5 ms / 200 ms they took
    * 27-28; but in the no-fit matrix case a busy VM whose top tier all read
    * hot at 20 ms could not keep its hottest memory (issue 12's notes). */

@@ -131,12 +131,8 @@ on_planned (gpointer data)
     VtTracker *tracker = vt_vm_get_tracker (vms->pdata[i]);
     if (st)
       vt_manager_note_tiering (m, vms->pdata[i], st);
-    /* A tenth of hysteresis: a demand that flickers about its target
-     * does not change the intervals every round. */
     if (st && tracker)
-      vt_tracker_set_fine_ranking (tracker, st->demand > st->target ||
-                                              (vt_tracker_fine_ranking (tracker) &&
-                                               st->demand * 10 > st->target * 9));
+      vt_tracker_note_share (tracker, st->demand, st->target);
     gint64 when = 0;
     const GArray *node_bytes = vt_tiering_node_bytes (m->tiering, vms->pdata[i], &when);
     if (node_bytes)

@@ -50,11 +50,12 @@ guint vt_tracker_max_accesses (VtTracker *tracker);
 void vt_tracker_fill_heat (VtTracker *tracker, VtTieringInput *in);
 guint vt_tracker_hot_threshold (VtTracker *tracker); /* nr_accesses from which hot, now */
 guint vt_tracker_hot_threshold_set (VtTracker *tracker); /* ... as configured */
-/* Whether the VM's heat must rank its hot memory, not only tell it from
- * cold: its hot memory is more than its share of the top tier (the
- * tiering round says). Then the intervals may shrink to the configured
+/* The VM's demand and target, from the tiering round: they say whether its
+ * heat must rank its hot memory, not only tell it from cold. It must when
+ * its demand is more than its target by an eighth, and then until it is
+ * within a thirty-second. Then the intervals may shrink to the configured
  * ones when its counts saturate; else not below the start scale. */
-void vt_tracker_set_fine_ranking (VtTracker *tracker, gboolean fine);
+void vt_tracker_note_share (VtTracker *tracker, guint64 demand, guint64 target);
 gboolean vt_tracker_fine_ranking (VtTracker *tracker);
 guint vt_tracker_warm_threshold (VtTracker *tracker); /* ... warm: half the configured */
 /* Bytes in hot regions, averaged over the last 5 aggregations. */

@@ -153,13 +153,25 @@ test_starts_long_and_shrinks_when_ranking (Fixture *f, gconstpointer data)
   run_saturated (f, 20);
   g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * start);
 
-  vt_tracker_set_fine_ranking (f->tracker, TRUE);
+  /* A demand an eighth over its target or less is noise (a VM's demand
+   * flickers), more says its hot memory must rank; once it ranks, it
+   * does until its demand is within a thirty-second of its target. */
+  vt_tracker_note_share (f->tracker, 112 * MiB, 100 * MiB);
   run_saturated (f, 20);
+  g_assert_false (vt_tracker_fine_ranking (f->tracker));
+  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * start);
+  vt_tracker_note_share (f->tracker, 113 * MiB, 100 * MiB);
+  run_saturated (f, 20);
+  g_assert_true (vt_tracker_fine_ranking (f->tracker));
   g_assert_cmpuint (a->sample_us, ==, f->config->sample_us);
   g_assert_cmpuint (a->aggr_us, ==, f->config->aggr_us);
   g_assert_cmpuint (vt_tracker_max_accesses (f->tracker), ==, max);
+  vt_tracker_note_share (f->tracker, 104 * MiB, 100 * MiB);
+  g_assert_true (vt_tracker_fine_ranking (f->tracker));
+  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us);
 
-  vt_tracker_set_fine_ranking (f->tracker, FALSE);
+  vt_tracker_note_share (f->tracker, 103 * MiB, 100 * MiB);
+  g_assert_false (vt_tracker_fine_ranking (f->tracker));
   g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * start);
   g_assert_cmpuint (a->aggr_us, ==, f->config->aggr_us * start);
 }
