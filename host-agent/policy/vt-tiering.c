@@ -67,6 +67,8 @@ typedef struct {
    * came back down (bounce), only lasting memory comes up (lasting_only,
    * see LASTING_ROUNDS). */
   gboolean at_share, lasting_only;
+  /* This round it gives memory up: it is shrinking (see cooling ()). */
+  gboolean shrinking;
   VtBounce *bounce;
   gboolean warmth_fresh;      /* the last round's heat was a new aggregation */
   /* bytes its own counts (not held) read warm lately: dim_aggregation */
@@ -228,7 +230,13 @@ vm_state (VtTiering *t, gpointer key)
 }
 
 /* Whether [start, end) moved the other way lately; `hot_held`: the range
- * is hot now and held so, which lifts the cooldowns of cold demotions. */
+ * is hot now and held so, which lifts the cooldowns of cold demotions of
+ * a VM not shrinking. While a VM gives memory up, what it demoted cold
+ * and reads hot seconds later is its guest's scan passing over what just
+ * went down, and would go down again. Seen in the fit bench: the idle VM,
+ * 367 MiB on the top tier for a target of 107, brought up its checksum
+ * pass's front (2 MiB units, 5-10 of 40, the addresses marching at 4.4
+ * MiB/s) while it demoted, 70-87 MiB a run, and as much went down again. */
 static gboolean
 cooling (VmState *s, guint64 start, guint64 end, gboolean promote, gboolean hot_held, gint64 now)
 {
@@ -238,8 +246,8 @@ cooling (VmState *s, guint64 start, guint64 end, gboolean promote, gboolean hot_
       g_array_remove_index_fast (s->cooldowns, i);
       continue;
     }
-    if (c->promoted != promote && c->start < end && start < c->end && !(hot_held && c->cold) &&
-        !c->fill)
+    if (c->promoted != promote && c->start < end && start < c->end &&
+        !(hot_held && c->cold && !s->shrinking) && !c->fill)
       return TRUE;
     i++;
   }
@@ -1909,6 +1917,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
      * 96-100% without). With room to spare, nothing comes back down. */
     VmState *s = vm_state (t, vr[i].in->key);
     s->at_share = !by_pattern && pays_itself (&vr[i]);
+    s->shrinking = FALSE; /* the demotions below say */
     s->lasting_only = s->at_share && vt_bounce_high (s->bounce, BOUNCE_MIN_BYTES, now_us);
     if (s->lasting_only) {
       slow -= MIN (slow, vr[i].heat.fleeting_hot_slow);
@@ -1998,6 +2007,10 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     v->down = plan_vm (t, v->in, v->place, FALSE, depth, bytes, v->slow_node, budget, FALSE,
                        demotes);
     freed += v->down.planned;
+    /* Above its share and yet not giving memory up (nobody waits for the
+     * room) is no shrinking: a hot set that moved onto memory it demoted
+     * cold comes back at once, its old place cold on the top tier. */
+    vm_state (t, v->in->key)->shrinking = v->down.planned > 0;
   }
   guint64 promote_room = room + freed;
   g_autoptr (GPtrArray) up_order = by_imbalance (vr, n, TRUE);

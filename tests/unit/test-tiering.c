@@ -1625,12 +1625,15 @@ test_flickering_is_not_cold (void)
 
 /* Memory that went down cold and then turns hot (a hot set that moved onto
  * it) comes back up within the cooldown: the cooldown is against memory
- * in use going back and forth, and this one's use changed. */
+ * in use going back and forth, and this one's use changed. `moved`: the
+ * hot set moved from region 2, whose memory, cold now, stays in DRAM: a
+ * is above its share, but nobody waits for that room, so it gives nothing
+ * up (it is not shrinking, see below), and region 3 comes up at once. */
 static void
-test_cold_demotion_gives_way_to_heat (void)
+cold_demotion_gives_way_to_heat (gboolean moved)
 {
   for (int p = 0; p < PAGES; p++)
-    placement[0][p] = 0;
+    placement[0][p] = 0, placement[1][p] = 1;
   node_used_other[0] = NODE_PAGES - PAGES - 256; /* below the low watermark */
   make_host ();
   World w;
@@ -1645,6 +1648,8 @@ test_cold_demotion_gives_way_to_heat (void)
   g_assert_cmpuint (down, >=, 256); /* the cold region went down */
   node_used_other[0] = 0; /* room again */
   write_meminfo ();
+  if (moved)
+    w.regions[0][2].nr_accesses = 0;
   w.regions[0][3].nr_accesses = 40; /* and now it is in use */
   /* Up again as far as its share goes, well inside the 30 s cooldown
    * (cooling, none of it would move). */
@@ -1652,6 +1657,68 @@ test_cold_demotion_gives_way_to_heat (void)
   while (count (0, 3072, 1024, 1) >= down && g_get_monotonic_time () < end)
     run_rounds (t, 1);
   g_assert_cmpuint (count (0, 3072, 1024, 1), <, down);
+  const VtTieringStats *a = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  if (moved) /* above its share all along */
+    g_assert_cmpuint (a->top_bytes, >, a->target + a->target / 32);
+  drop_host ();
+}
+
+static void
+test_cold_demotion_gives_way_to_heat (void)
+{
+  cold_demotion_gives_way_to_heat (FALSE);
+}
+
+static void
+test_moved_hot_set_comes_up_over_share (void)
+{
+  cold_demotion_gives_way_to_heat (TRUE);
+}
+
+/* A VM that gives memory up is shrinking: memory it demoted cold that
+ * reads hot while it still is (its guest's checksum pass crossing what
+ * just went down) waits out the cooldown, though its own demotions free
+ * room for it round by round; once the VM is down to its share, such
+ * memory comes up at once again (as above). Seen in the fit bench: the
+ * idle VM, 367 MiB on the top tier for a target of 107, brought its
+ * pass's front up as it demoted, 70-87 MiB a run, and sent as much down
+ * again. */
+static void
+test_shrinking_vm_keeps_scan_down (void)
+{
+  World w;
+  a_alone (&w, 0, 0, PAGES, 1); /* all of a in DRAM, full; its region 0 hot */
+  w.regions[0][2].age = 200;    /* its oldest cold region: the first to go */
+  VtTieringConfig slow = config;
+  slow.reserve_bytes = 1024 * PAGE; /* what a's region 2 makes */
+  slow.bytes_per_s = 4ull << 20;    /* a 2 MiB job every 0.5 s: checks between any two */
+  g_autoptr (VtTiering) t = vt_tiering_new (&slow, inputs, &w);
+  gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (count (0, 2048, 1024, 1) < 1024 && g_get_monotonic_time () < end)
+    run_rounds (t, 1);
+  g_assert_cmpuint (count (0, 2048, 1024, 1), ==, 1024);
+  /* The pass crosses region 2: once held hot, a's target takes it in (8
+   * MiB, of its 12 on the top tier), and a's cold regions go down for it.
+   * Until a is down to its target, none of region 2 comes up, though it
+   * is due (held back as cooling, not as young or for want of room). */
+  w.regions[0][2].nr_accesses = 40;
+  const VtTieringStats *a = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  guint held_back = 0;
+  end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (count (0, 0, PAGES, 0) * PAGE > a->target + a->target / 32 &&
+         g_get_monotonic_time () < end) {
+    g_assert_cmpuint (count (0, 2048, 1024, 1), ==, 1024);
+    run_rounds (t, 1);
+    held_back += a->hot_slow_cooling > 0;
+  }
+  g_assert_cmpuint (count (0, 0, PAGES, 0) * PAGE, <=, a->target + a->target / 32);
+  g_assert_cmpuint (held_back, >, 0);
+  /* Down to it: region 2 comes up. */
+  end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (count (0, 2048, 1024, 0) < 1024 && g_get_monotonic_time () < end)
+    run_rounds (t, 1);
+  g_assert_cmpuint (count (0, 2048, 1024, 0), ==, 1024);
+  node_total[0] = NODE_PAGES * PAGE;
   drop_host ();
 }
 
@@ -2463,6 +2530,9 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/settled-memory-in-use-is-kept", test_settled_memory_in_use_is_kept);
   g_test_add_func ("/tiering/flickering-is-not-cold", test_flickering_is_not_cold);
   g_test_add_func ("/tiering/cold-demotion-gives-way-to-heat", test_cold_demotion_gives_way_to_heat);
+  g_test_add_func ("/tiering/moved-hot-set-comes-up-over-share",
+                   test_moved_hot_set_comes_up_over_share);
+  g_test_add_func ("/tiering/shrinking-vm-keeps-scan-down", test_shrinking_vm_keeps_scan_down);
   g_test_add_func ("/tiering/watermark-takes-cold-only", test_watermark_takes_cold_only);
   g_test_add_func ("/tiering/own-fast-nodes", test_own_fast_nodes);
   g_test_add_func ("/tiering/scattered-hot-set", test_scattered_hot_set);
