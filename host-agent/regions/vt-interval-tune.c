@@ -1,6 +1,6 @@
 #include "regions/vt-interval-tune.h"
 
-#include <stdlib.h>
+#include <string.h>
 
 struct _VtIntervalTune {
   guint scale, min_scale, max_scale;
@@ -10,6 +10,7 @@ struct _VtIntervalTune {
   /* The last window's mean heat of its accessed regions' hottest tenth, of
    * the last window that had any; < 0: none yet. */
   double last_top;
+  GArray *bytes_by_heat; /* add_hottest_tenth's, kept from one to the next */
 };
 
 VtIntervalTune *
@@ -19,37 +20,37 @@ vt_interval_tune_new (guint max_scale)
   t->scale = t->min_scale = 1;
   t->max_scale = MAX (max_scale, 1);
   t->last_top = -1;
+  t->bytes_by_heat = g_array_new (FALSE, TRUE, sizeof (double));
   return t;
 }
 
 void
 vt_interval_tune_free (VtIntervalTune *t)
 {
+  if (!t)
+    return;
+  g_array_unref (t->bytes_by_heat);
   g_free (t);
 }
 
-static int
-compare_heat_down (gconstpointer a, gconstpointer b)
-{
-  const VtRegion *x = *(const VtRegion *const *) a, *y = *(const VtRegion *const *) b;
-  return (x->nr_accesses < y->nr_accesses) - (x->nr_accesses > y->nr_accesses);
-}
-
-/* Adds the hottest tenth of an aggregation's accessed bytes to the window. */
+/* Adds the hottest tenth of an aggregation's accessed bytes to the window:
+ * their bytes by heat (at most max_accesses), taken hottest first. */
 static void
 add_hottest_tenth (VtIntervalTune *t, const VtRegion *regions, guint n, double accessed,
                    guint max_accesses)
 {
-  g_autofree const VtRegion **by_heat = g_new (const VtRegion *, n);
-  guint m = 0;
-  for (guint i = 0; i < n; i++)
-    if (regions[i].nr_accesses > 0)
-      by_heat[m++] = &regions[i];
-  qsort (by_heat, m, sizeof *by_heat, compare_heat_down);
+  g_array_set_size (t->bytes_by_heat, max_accesses + 1);
+  double *by_heat = (double *) (void *) t->bytes_by_heat->data;
+  memset (by_heat, 0, (max_accesses + 1) * sizeof *by_heat);
+  for (guint i = 0; i < n; i++) {
+    const VtRegion *r = &regions[i];
+    if (r->nr_accesses > 0)
+      by_heat[MIN (r->nr_accesses, max_accesses)] += (double) (r->end - r->start);
+  }
   double want = accessed / VT_INTERVAL_TUNE_TOP;
-  for (guint i = 0; i < m && want > 0; i++) {
-    double bytes = MIN ((double) (by_heat[i]->end - by_heat[i]->start), want);
-    t->top_weighted += bytes * MIN (by_heat[i]->nr_accesses, max_accesses);
+  for (guint heat = max_accesses; heat > 0 && want > 0; heat--) {
+    double bytes = MIN (by_heat[heat], want);
+    t->top_weighted += bytes * heat;
     t->top_bytes += bytes;
     want -= bytes;
   }
