@@ -57,6 +57,15 @@ age (VtBounce *b, gint64 now_us)
 static guint64
 cut (VtBounce *b, guint64 start, guint64 end)
 {
+  /* Most calls overlap nothing (vt-tiering.c asks of every cold range on
+   * the top tier, every round): no copy then. */
+  gboolean any = FALSE;
+  for (guint i = 0; i < b->recent->len && !any; i++) {
+    const Promoted *p = &g_array_index (b->recent, Promoted, i);
+    any = MAX (p->start, start) < MIN (p->end, end);
+  }
+  if (!any)
+    return 0;
   guint64 cut_bytes = 0;
   GArray *kept = g_array_sized_new (FALSE, FALSE, sizeof (Promoted), b->recent->len + 1);
   for (guint i = 0; i < b->recent->len; i++) {

@@ -24,9 +24,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtBounce, vt_bounce_free)
 /* `bytes` of [start, end) went up at `now_us`, the VM at its share. */
 void vt_bounce_promoted (VtBounce *bounce, guint64 start, guint64 end, guint64 bytes,
                          gint64 now_us);
-/* `bytes` of [start, end) went down at `now_us`: as much of them as the
- * range overlaps ranges promoted within the window count as bounced, each
- * promoted byte once (until it is promoted again). */
+/* `bytes` of [start, end) went down at `now_us`, or read cold where they
+ * went up (they will go down, or hold the top tier for nothing): as much
+ * of them as the range overlaps ranges promoted within the window count
+ * as bounced, each promoted byte once (until it is promoted again). */
 void vt_bounce_demoted (VtBounce *bounce, guint64 start, guint64 end, guint64 bytes,
                         gint64 now_us);
 /* Whether at least `min_bytes` bounced lately, and at least a quarter of
