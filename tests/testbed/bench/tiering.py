@@ -412,9 +412,10 @@ class WithVtierd:
     # Its metrics endpoint says where its main thread's CPU went (heat,
     # residency, planning, other).
     CONFIG = f"[discovery]\nlibvirt=false\n[metrics]\nlisten=127.0.0.1:{METRICS_PORT}\n"
+    PROGRAM = "vtierd"
 
     def start(self, guests):
-        self.vtierd = testbed.Vtierd(self.CONFIG).start()
+        self.vtierd = testbed.Vtierd(self.CONFIG, self.PROGRAM).start()
         self.listed = {}
         return self
 
@@ -518,7 +519,7 @@ class WithVtierdKernel(WithVtierd):
     CONFIG = WithVtierd.CONFIG + "[tiering]\nengine=kernel\n"
 
     def start(self, guests):
-        self.vtierd = testbed.Vtierd(self.CONFIG).start()
+        self.vtierd = testbed.Vtierd(self.CONFIG, self.PROGRAM).start()
         # What the kernel engine reads, kept for the unit tests' fake trees.
         for g in guests:
             for src, dst in ((f"/proc/{g.pid}/cgroup", f"{g.name}.proc-cgroup.txt"),
@@ -539,15 +540,27 @@ RUNNERS = {"none": Nothing, "numa-balancing": NumaBalancing, "damos-hmsdk": Hmsd
 
 def runner_for(name):
     """The runner of policy `name`: one of RUNNERS, or a vtierd one with
-    settings besides ('vtierd,regions.sample-us=10000,...')."""
+    settings besides ('vtierd,regions.sample-us=10000,...'), or either of
+    those run by the baseline build ('vtierd@baseline', ...): the vtierd
+    of VTIER_BASELINE_BUILD_DIR, so that a change and the tree it changes
+    are measured side by side in one boot."""
     base, *settings = name.split(",")
-    if base not in RUNNERS or (settings and not issubclass(RUNNERS[base], WithVtierd)):
+    base, at, build = base.partition("@")
+    if base not in RUNNERS or ((settings or at) and not issubclass(RUNNERS[base], WithVtierd)):
         raise SystemExit(f"tiering.py: no policy {name!r} (policies: {', '.join(RUNNERS)}; "
-                         f"settings only after vtierd or vtierd-kernel)")
+                         f"settings and @baseline only after vtierd or vtierd-kernel)")
+    runner = RUNNERS[base]
+    if at:
+        if build != "baseline":
+            raise SystemExit(f"tiering.py: no build {build!r} in {name!r} (only @baseline)")
+        if not os.access(testbed.Vtierd.BASELINE, os.X_OK):
+            raise SystemExit(f"tiering.py: {name!r} needs a baseline vtierd, and this boot has "
+                             f"none: run the testbed with VTIER_BASELINE_BUILD_DIR=BUILD")
+        runner = type(f"{runner.__name__}Baseline", (runner,), {"PROGRAM": testbed.Vtierd.BASELINE})
     if not settings:
-        return RUNNERS[base]
+        return runner
     groups = {}
-    for line in RUNNERS[base].CONFIG.splitlines():
+    for line in runner.CONFIG.splitlines():
         if line.startswith("["):
             group = groups.setdefault(line.strip("[]"), [])
         elif line:
@@ -560,7 +573,7 @@ def runner_for(name):
         group = groups.setdefault(section, [])
         group[:] = [kv for kv in group if kv.partition("=")[0] != key] + [f"{key}={value}"]
     config = "".join(f"[{g}]\n" + "".join(f"{kv}\n" for kv in kvs) for g, kvs in groups.items())
-    return type(f"{RUNNERS[base].__name__}WithSettings", (RUNNERS[base],), {"CONFIG": config})
+    return type(f"{runner.__name__}WithSettings", (runner,), {"CONFIG": config})
 
 
 def fair_shares(capacity, demands):
@@ -872,6 +885,9 @@ def one_run(case, name, i, guests, rate, dram_mib):
 def main():
     for name in POLICIES:
         runner_for(name)  # a typo stops the bench before any boot
+    if any("@baseline" in name for name in POLICIES):
+        commit = testbed.read(os.path.join(os.path.dirname(testbed.Vtierd.BASELINE), "commit"), "?")
+        print(f"vtierd@baseline is the build of {commit.strip() or '?'}", flush=True)
     for f, v in (("/proc/sys/kernel/numa_balancing", 0), ("/sys/kernel/mm/numa/demotion_enabled", "false")):
         w(f, v)
     os.makedirs(RUNS_DIR, exist_ok=True)

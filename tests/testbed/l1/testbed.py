@@ -1064,9 +1064,13 @@ class Vtierd:
     log in /results/vtierd.log; vtierctl to ask it things."""
 
     CONF = "/etc/vtier/vtierd.conf"
+    # A second vtierd, when the run was given one (VTIER_BASELINE_BUILD_DIR):
+    # a bench compares it with the tree's own in one boot.
+    BASELINE = "/usr/lib/vtier-testbed/baseline/vtierd"
 
-    def __init__(self, config=None):
+    def __init__(self, config=None, program="vtierd"):
         self.config = config
+        self.program = program
         self.proc = None
 
     def start(self):
@@ -1075,7 +1079,9 @@ class Vtierd:
             with open(self.CONF, "w") as f:
                 f.write(self.config)
         self.log = open(os.path.join(RESULTS, "vtierd.log"), "a")
-        self.proc = subprocess.Popen(["vtierd", "--verbose"], stdout=self.log, stderr=subprocess.STDOUT)
+        self.log.write(f"vtier-testbed: starting {self.program}\n")
+        self.log.flush()
+        self.proc = subprocess.Popen([self.program, "--verbose"], stdout=self.log, stderr=subprocess.STDOUT)
         self.started = time.monotonic()
         wait_for("vtierd on the system bus", lambda: self.proc.poll() is not None or
                  subprocess.run(["vtierctl", "list"], capture_output=True).returncode == 0, 30, 0.5)
