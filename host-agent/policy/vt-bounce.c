@@ -58,22 +58,20 @@ static guint64
 cut (VtBounce *b, guint64 start, guint64 end)
 {
   /* Most calls overlap nothing (vt-tiering.c asks of every cold range on
-   * the top tier, every round): no copy then. */
-  gboolean any = FALSE;
-  for (guint i = 0; i < b->recent->len && !any; i++) {
-    const Promoted *p = &g_array_index (b->recent, Promoted, i);
-    any = MAX (p->start, start) < MIN (p->end, end);
-  }
-  if (!any)
-    return 0;
+   * the top tier, every round): the copy starts at the first overlap. */
   guint64 cut_bytes = 0;
-  GArray *kept = g_array_sized_new (FALSE, FALSE, sizeof (Promoted), b->recent->len + 1);
+  GArray *kept = NULL;
   for (guint i = 0; i < b->recent->len; i++) {
     Promoted p = g_array_index (b->recent, Promoted, i);
     guint64 lo = MAX (p.start, start), hi = MIN (p.end, end);
     if (hi <= lo) {
-      g_array_append_val (kept, p);
+      if (kept)
+        g_array_append_val (kept, p);
       continue;
+    }
+    if (!kept) {
+      kept = g_array_sized_new (FALSE, FALSE, sizeof (Promoted), b->recent->len + 1);
+      g_array_append_vals (kept, b->recent->data, i);
     }
     cut_bytes += hi - lo;
     Promoted before = { p.start, lo, p.at_us }, after = { hi, p.end, p.at_us };
@@ -82,8 +80,10 @@ cut (VtBounce *b, guint64 start, guint64 end)
     if (after.end > after.start)
       g_array_append_val (kept, after);
   }
-  g_array_unref (b->recent);
-  b->recent = kept; /* still oldest first: the pieces keep their times */
+  if (kept) {
+    g_array_unref (b->recent);
+    b->recent = kept; /* still oldest first: the pieces keep their times */
+  }
   return cut_bytes;
 }
 

