@@ -339,6 +339,8 @@ vt_ctl_format_tiering_text (GVariant *vm)
   g_autofree char *top = vt_ctl_format_size (lookup_u64 (vm, "top_bytes"));
   g_autofree char *slow = vt_ctl_format_size (lookup_u64 (vm, "slow_bytes"));
   g_autofree char *swapped = vt_ctl_format_size (lookup_u64 (vm, "exchanged_bytes"));
+  g_autofree char *filled = vt_ctl_format_size (lookup_u64 (vm, "filled_bytes"));
+  g_autofree char *at_share = vt_ctl_format_size (lookup_u64 (vm, "promoted_at_share_bytes"));
   g_autofree char *failed = vt_ctl_format_size (lookup_u64 (vm, "failed_bytes"));
   g_autofree char *no_mem = vt_ctl_format_size (lookup_u64 (vm, "no_memory_bytes"));
   g_autofree char *shared = vt_ctl_format_size (lookup_u64 (vm, "failed_shared_bytes"));
@@ -399,12 +401,14 @@ vt_ctl_format_tiering_text (GVariant *vm)
   return g_strdup_printf ("tiering: %s%s%s\n%s"
                           "  top tier %s%s (hot %s), slow tiers %s (hot %s)\n"
                           "  hot on slow tiers waiting: %s to age, %s cooling; warm there %s\n"
-                          "  exchanged %s; failed %s (target full %s, shared %s, other %s), busy %s\n"
+                          "  up at its share %s, exchanged %s, into spare room %s\n"
+                          "  failed %s (target full %s, shared %s, other %s), busy %s\n"
                           "%s%s%s%s"
                           "  host moves %s per CPU-second\n",
                           *status ? status : "not yet planned", *status ? ": " : "",
                           lookup_str (vm, "tiering_why", ""), engine, top, in_flight, hot_top, slow,
-                          hot_slow, young, cooling, warm, swapped, failed, no_mem, shared, other, busy,
+                          hot_slow, young, cooling, warm, at_share, swapped, filled, failed, no_mem,
+                          shared, other, busy,
                           cannot, held, umems, qemu,
                           rate);
 }

@@ -657,6 +657,8 @@ add_tiering (GVariantDict *d, VtTiering *tiering, VtVm *vm)
   g_variant_dict_insert (d, "failed_other_bytes", "t",
                          s->failed - MIN (s->failed, s->no_memory + s->shared));
   g_variant_dict_insert (d, "exchanged_bytes", "t", s->exchanged);
+  g_variant_dict_insert (d, "filled_bytes", "t", s->filled);
+  g_variant_dict_insert (d, "promoted_at_share_bytes", "t", s->at_share);
   g_variant_dict_insert (d, "moving_up_bytes", "t", s->moving_up);
   g_variant_dict_insert (d, "moving_down_bytes", "t", s->moving_down);
   g_variant_dict_insert (d, "unmovable_bytes", "t", s->unmovable);

@@ -766,6 +766,10 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
       s->stats.demoted += st->moved;
     if (job->exchange && job->promote)
       s->stats.exchanged += st->moved;
+    else if (job->fill)
+      s->stats.filled += st->moved;
+    else if (job->at_share)
+      s->stats.at_share += st->moved;
     if (job->at_share)
       vt_bounce_promoted (s->bounce, job->start, job->end, st->moved, g_get_monotonic_time ());
     else if (!job->promote)

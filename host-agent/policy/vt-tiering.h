@@ -162,9 +162,12 @@ typedef struct {
    * (EACCES, EINVAL, EIO, ENOMEM); busy: pages it could not move then
    * (EBUSY, EAGAIN, still elsewhere); of failed, no_memory: for want of
    * memory on the target node (ENOMEM), shared: mapped by another process
-   * too (EACCES), the rest other errors (EINVAL, EIO...). exchanged: of
-   * promoted, paired with a demotion of the same VM. */
-  guint64 promoted, demoted, failed, busy, no_memory, shared, exchanged;
+   * too (EACCES), the rest other errors (EINVAL, EIO...). Of promoted,
+   * why it came up: exchanged, paired with a demotion of the same VM;
+   * filled, warm or touched memory into spare room beyond its share;
+   * at_share, hot memory of a VM at its share, in place of memory of its
+   * own that goes down; the rest, toward its share. */
+  guint64 promoted, demoted, failed, busy, no_memory, shared, exchanged, filled, at_share;
   /* The move of it in the kernel now (move_pages runs for up to a few
    * hundred ms a batch): at most this many bytes are on their way up or
    * down, and top_bytes counts them once the move returns. */

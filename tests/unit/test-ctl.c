@@ -65,6 +65,9 @@ sample_vms (void)
   g_variant_builder_add (&web, "{sv}", "no_memory_bytes", g_variant_new_uint64 (4 * MiB));
   g_variant_builder_add (&web, "{sv}", "failed_shared_bytes", g_variant_new_uint64 (2 * MiB));
   g_variant_builder_add (&web, "{sv}", "failed_other_bytes", g_variant_new_uint64 (1 * MiB));
+  g_variant_builder_add (&web, "{sv}", "promoted_at_share_bytes", g_variant_new_uint64 (3 * MiB));
+  g_variant_builder_add (&web, "{sv}", "exchanged_bytes", g_variant_new_uint64 (5 * MiB));
+  g_variant_builder_add (&web, "{sv}", "filled_bytes", g_variant_new_uint64 (9 * MiB));
   g_variant_builder_add (&web, "{sv}", "moving_down_bytes", g_variant_new_uint64 (16 * MiB));
   g_variant_builder_add (&web, "{sv}", "unmovable_bytes", g_variant_new_uint64 (6 * MiB));
   g_variant_builder_add (&web, "{sv}", "unmovable_reason", g_variant_new_string ("pinned"));
@@ -233,6 +236,9 @@ test_list_text (void)
                                      "kernel now) (hot 0 B), slow tiers 0 B (hot 256.0 MiB)"));
   g_assert_nonnull (strstr (tiering, "failed 7.0 MiB (target full 4.0 MiB, shared 2.0 MiB, "
                                      "other 1.0 MiB), busy 2.0 MiB"));
+  /* Why what came up came up. */
+  g_assert_nonnull (strstr (tiering, "  up at its share 3.0 MiB, exchanged 5.0 MiB, into spare "
+                                     "room 9.0 MiB\n"));
   g_assert_nonnull (strstr (tiering, "  cannot move: 6.0 MiB (pinned: busy in every retry), held "
                                      "out of the plans for now\n"));
   g_assert_nonnull (strstr (tiering, "hot on slow tiers waiting: 64.0 MiB to age, 32.0 MiB "

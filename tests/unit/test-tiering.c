@@ -983,6 +983,10 @@ test_warm_comes_up_into_room (void)
   g_assert_cmpuint (count (0, 3072, 1024, 1), ==, 1024);
   const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
   g_assert_cmpuint (st->target, ==, 1024 * PAGE); /* its share is still its hot memory */
+  /* It says why each came up: the hot toward its share, the warm as fill. */
+  g_assert_cmpuint (st->promoted, ==, 3072 * PAGE);
+  g_assert_cmpuint (st->filled, ==, 2048 * PAGE);
+  g_assert_cmpuint (st->at_share + st->exchanged, ==, 0);
   drop_host ();
 }
 
@@ -1383,8 +1387,11 @@ test_scan_at_share_without_bounces_comes_up (void)
 {
   World w;
   g_autoptr (VtTiering) t = idle_at_share (&w, 0);
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  guint64 at_share = st->at_share;
   scan_region (t, &w, 0, 0);
   g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
+  g_assert_cmpuint (st->at_share - at_share, ==, 1024 * PAGE); /* and says it came up at share */
   node_total[0] = NODE_PAGES * PAGE;
   drop_host ();
 }

@@ -606,7 +606,8 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
     for g in guests:
         v = vms.get(g.name, {})
         moved[g.name] = {k: _mib(v.get(f"{k}_bytes", 0)) for k in ("promoted", "demoted", "failed", "no_memory", "busy",
-                                                                "exchanged", "top")}
+                                                                "exchanged", "filled",
+                                                                "promoted_at_share", "top")}
         if isinstance(v.get("node_bytes"), dict):
             moved[g.name]["per_node"] = {n: _mib(b) for n, b in v["node_bytes"].items()}
         print(f"vtierd {g.name}: " + ", ".join(f"{k} {x} MiB" for k, x in moved[g.name].items()
