@@ -93,6 +93,35 @@ def table(data):
             print(f"| {case} | {policy} | {kernel} | {part} | "
                   f"{statistics.median_low([u for u, _ in cs]):.1f} s | "
                   f"{statistics.median_low([s for _, s in cs]):.1f} s |")
+    churn_table(data)
+
+
+def churn_table(data):
+    """What vtierd moved once the hot sets were 90% in, all VMs together,
+    and why it came up (its own counts): the move that had to be made is
+    done by then, so this is what its policy spends beyond it."""
+    lines = []
+    mib = lambda v: f"{v:.0f}"  # noqa: E731
+    for (case, policy, kernel), runs in rows(data):
+        after = [r.get("moved_after_90_mib") for r in runs]
+        if not any(after):
+            continue
+        # [up, down, at share, exchanged, filled] summed over the VMs; a
+        # kind a vtierd did not count yet (an older one, or a run from
+        # before the counts) is unknown, not 0
+        sums = [[None if any(len(v) <= i or v[i] is None for v in a.values())
+                 else sum(v[i] for v in a.values()) for i in range(5)] if a else None
+                for a in after]
+        col = lambda i: spread([s[i] for s in sums if s and s[i] is not None], mib, "-")  # noqa: E731
+        toward = spread([s[0] - s[2] - s[3] - s[4] for s in sums if s and None not in s], mib, "-")
+        lines.append(f"| {case} | {policy} | {kernel} | {sum(1 for s in sums if s)} | {col(0)} | "
+                     f"{col(1)} | {col(2)} | {col(3)} | {col(4)} | {toward} |")
+    if lines:
+        print()
+        print("| case | policy | kernel | runs past 90% | MiB up after 90% | down | up at share | "
+              "exchanged | filled spare room | toward share |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("\n".join(lines))
 
 
 def median_run(runs):

@@ -481,11 +481,16 @@ class WithVtierd:
                          f"{vm.get('aggregations', 0)} aggregations")
         return lines
 
+    MOVED = ("promoted", "demoted", "promoted_at_share", "exchanged", "filled")
+
     def moved(self):
-        """{name: [MiB promoted, MiB demoted]} of each VM since vtierd
-        started (vtierctl list): where its migration went, VM by VM."""
-        return {name: [round(v.get("promoted_bytes", 0) / 2**20, 1),
-                       round(v.get("demoted_bytes", 0) / 2**20, 1)] for name, v in self.vms().items()}
+        """{name: [MiB promoted, MiB demoted, and of promoted: at its
+        share, exchanged, filled into spare room]} of each VM since vtierd
+        started (vtierctl list): where its migration went, VM by VM, and
+        why (None: a vtierd from before that count)."""
+        return {name: [round(v[f"{k}_bytes"] / 2**20, 1) if f"{k}_bytes" in v else None
+                       for k in self.MOVED]
+                for name, v in self.vms().items()}
 
     def hot_read(self, guests, gens):
         """{name: [MiB of the regions vtierd reads hot (`vtierctl heat`),
@@ -711,13 +716,15 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     # What each VM moved once the hot sets were 90% in (vtierd rows): what
     # moves after that is churn, not the move that had to be made.
     at90 = next((s for s in samples if s["t"] >= (when90 or end + 1)), None)
-    after90 = ({k: [round(v[0] - at90["moved"].get(k, [0, 0])[0], 1),
-                    round(v[1] - at90["moved"].get(k, [0, 0])[1], 1)]
+    after90 = ({k: [round(x - (y or 0), 1) if x is not None else None
+                    for x, y in zip(v, at90["moved"].get(k, [0] * len(v)))]
                 for k, v in samples[-1]["moved"].items()}
                if at90 and at90.get("moved") and samples[-1].get("moved") else None)
     if after90:
-        print(f"  {name}: moved after 90% (MiB up/down): " +
-              ", ".join(f"{k} {v[0]:.0f}/{v[1]:.0f}" for k, v in after90.items()) +
+        print(f"  {name}: moved after 90% (MiB up/down; of up: at share, exchanged, filled): " +
+              ", ".join(f"{k} {v[0]:.0f}/{v[1]:.0f} ("
+                        f"{', '.join('?' if x is None else f'{x:.0f}' for x in v[2:])})"
+                        for k, v in after90.items()) +
               f" in {end - at90['t']:.0f} s", flush=True)
     return {
         "policy": name, "start_on_node0": [round(f, 4) for f in start_frac], "samples": samples,
