@@ -810,8 +810,12 @@ def accesses_unseen(apps):
 def void_if_unseen(apps, when):
     """A guest whose accesses the host no longer sees is lost to the
     emulated host: stop it (the next attempt boots the guests again), and
-    the run is void."""
-    unseen = accesses_unseen(apps)
+    the run is void. So is a run the probe could not look at (DAMON's
+    sysfs busy beyond its retries): the next attempt looks again."""
+    try:
+        unseen = accesses_unseen(apps)
+    except OSError as e:
+        raise RuntimeError(f"void {when}: the probe could not look: {e}") from e
     if unseen:
         for g in apps:
             g.stop()

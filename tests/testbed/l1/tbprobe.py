@@ -317,9 +317,23 @@ def host_footprint(pid, addrs):
 DAMON_ADMIN = "/sys/kernel/mm/damon/admin/kdamonds"
 
 
-def _w(path, value):
-    with open(path, "w") as f:
-        f.write(str(value))
+def _w(path, value, busy_s=2.0):
+    """Writes a sysfs file. DAMON's sysfs takes its one lock with trylock,
+    and a kdamond holds it while it serves a command in its callbacks: a
+    write then fails with EBUSY, and is tried again, for up to `busy_s`
+    (as vtierd's commits do, vt-damon-commit.c). Seen in the bench: the
+    probe's update_schemes_tried_regions failed so at a run's end, and
+    took the bench down with it."""
+    give_up = time.monotonic() + busy_s
+    while True:
+        try:
+            with open(path, "w") as f:
+                f.write(str(value))
+            return
+        except OSError as e:
+            if e.errno != errno.EBUSY or time.monotonic() >= give_up:
+                raise
+            time.sleep(0.005)
 
 
 def damon_context(k, operations, sample_us, aggr_us, regions=(10, 1000)):
