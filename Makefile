@@ -97,17 +97,23 @@ demo: build
 BENCH_POLICIES_STABLE = none numa-balancing damos-hmsdk vtierd
 BENCH_POLICIES_CURRENT = damos-vaddr vtierd vtierd-kernel
 BENCH_RUNS = 3
-BENCH_MEASURE_S = 120
+BENCH_MEASURE_S = 90
+# Boots again after a lost one, resuming from the runs kept: the benches
+# need L1's two CPUs, where the emulated host died in 60% of its boots
+# (tests/testbed/flake-table), and the stable boot used up the default 3
+# in make bench of 2026-11-29.
+BENCH_RETRIES = 6
 bench: build
 	rm -rf $(BUILD)/bench/tiering
-	failed=""; \
-	tests/testbed/run --kernel stable --timeout 7200 --out $(BUILD)/bench/tiering/stable \
+	failed=""; t0=$$(date +%s); \
+	tests/testbed/run --kernel stable --retries $(BENCH_RETRIES) --timeout 7200 --out $(BUILD)/bench/tiering/stable \
 	  tests/testbed/bench/tiering.py --measure $(BENCH_MEASURE_S) --runs $(BENCH_RUNS) \
 	  $(BENCH_POLICIES_STABLE) || failed="$$failed stable"; \
-	tests/testbed/run --kernel current --timeout 7200 --out $(BUILD)/bench/tiering/current \
+	tests/testbed/run --kernel current --retries $(BENCH_RETRIES) --timeout 7200 --out $(BUILD)/bench/tiering/current \
 	  tests/testbed/bench/tiering.py --measure $(BENCH_MEASURE_S) --runs $(BENCH_RUNS) \
 	  $(BENCH_POLICIES_CURRENT) || failed="$$failed current"; \
 	tests/testbed/bench/plot-tiering.py $(BUILD)/bench/tiering; \
+	echo "make bench: both kernels' boots took $$(( ($$(date +%s) - t0) / 60 )) min (goal: 60)"; \
 	[ -z "$$failed" ] || { echo "make bench: not every run finished on:$$failed"; exit 1; }
 
 # What tracking heat costs per VM, by guest size and count (prints a table).
