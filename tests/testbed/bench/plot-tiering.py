@@ -22,19 +22,30 @@ ORDER = ["none", "numa-balancing", "damos-hmsdk", "damos-vaddr", "vtierd"]
 
 
 def load(results_dir):
-    files = [os.path.join(results_dir, "tiering.json")]
-    files += sorted(os.path.join(results_dir, d, "tiering.json") for d in os.listdir(results_dir))
+    """The runs of RESULTS_DIR and its folders. A boot writes tiering.json
+    when its script ends; a folder without one (a boot that ran out of
+    retries, or was stopped) still has the runs it finished in runs/,
+    which count, and the table says so."""
     runs, corrupt, voids, measure_s = [], 0, 0, None
-    for path in files:
-        if not os.path.exists(path):
+    for d in [results_dir] + sorted(os.path.join(results_dir, d) for d in os.listdir(results_dir)):
+        path, kept = os.path.join(d, "tiering.json"), os.path.join(d, "runs")
+        if os.path.exists(path):
+            one = json.load(open(path))
+        elif os.path.isdir(kept):
+            one = {"runs": [json.load(open(os.path.join(kept, f)))
+                            for f in sorted(os.listdir(kept)) if f.endswith(".json")]}
+            print(f"plot-tiering: {d} has no tiering.json (its boot did not finish): "
+                  f"the {len(one['runs'])} runs it kept count", flush=True)
+        else:
             continue
-        one = json.load(open(path))
         runs += one.get("runs", [])
         corrupt += one.get("corrupt_lines", 0)
         voids += one.get("void_runs", 0)
         measure_s = one.get("measure_s", measure_s)
     if not runs:
         sys.exit(f"plot-tiering: no runs in {results_dir} or its folders")
+    if measure_s is None:  # kept runs alone: as long as the longest ran
+        measure_s = max(r.get("measured_s", 0) for r in runs)
     return {"measure_s": measure_s, "runs": runs, "corrupt_lines": corrupt, "void_runs": voids}
 
 
@@ -113,7 +124,9 @@ def churn_table(data):
                  else sum(v[i] for v in a.values()) for i in range(5)] if a else None
                 for a in after]
         col = lambda i: spread([s[i] for s in sums if s and s[i] is not None], mib, "-")  # noqa: E731
-        toward = spread([s[0] - s[2] - s[3] - s[4] for s in sums if s and None not in s], mib, "-")
+        # each count is rounded per VM: clamp what rounding takes below 0
+        toward = spread([max(0.0, s[0] - s[2] - s[3] - s[4]) for s in sums if s and None not in s],
+                        mib, "-")
         lines.append(f"| {case} | {policy} | {kernel} | {sum(1 for s in sums if s)} | {col(0)} | "
                      f"{col(1)} | {col(2)} | {col(3)} | {col(4)} | {toward} |")
     if lines:
