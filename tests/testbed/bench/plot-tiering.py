@@ -90,6 +90,9 @@ def table(data):
               f"{spread([r['cpu_s'] for r in runs], lambda v: f'{v:.1f} s')} | "
               f"{spread([r['fairness_error'] for r in runs], pct)} |")
     print(f"(median [min-max] over runs; the apps' hot pages on node0 by the placement probe; "
+          f"needed: the hot sets off node0 at the host's page size (a huge page holding a hot "
+          f"page moves whole; 4 KiB pages alone in runs without needed_4k_mib), and the idle "
+          f"VM's memory that must go down to make room; "
           f"CPU in emulated-host seconds; void runs done again: {data['void_runs']}; "
           f"guests' checksum errors: {data['corrupt_lines']})")
     print()

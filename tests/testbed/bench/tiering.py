@@ -31,8 +31,9 @@ Figures per policy, placement measured by the testbed's probe (not by any
 policy): each app's hot-set residency on node0 over time, time until 90% of
 both apps' hot pages are on node0, bytes migrated (/proc/vmstat
 pgmigrate_success) over the fewest any policy must move (must_move_mib:
-the hot bytes that have to come up, and the idle VM's memory that has to
-go down to make room for them) and over the run's net move (net_move_mib:
+the hot bytes that have to come up, at the host's page size, as a huge
+page holding any hot page moves whole, and the idle VM's memory that has
+to go down to make room for them) and over the run's net move (net_move_mib:
 each guest's change of memory on node0, by numa_maps; what it moved
 beyond that went there and back), CPU seconds of the tiering machinery, user and system
 apart, per part: vtierd's main loop (tracking, regions, policy; and by
@@ -737,6 +738,9 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         "moved_after_90_mib": after90,
         "time_to_90_s": when90, "final_on_node0": samples[-1]["both"] if samples else 0,
         "settled_at_s": settled_at, "measured_s": end,
+        # from the policy's start to here: beyond measured_s, the last
+        # sample's probe and the end's look at the idle VM's cold pages
+        "wall_s": round(time.monotonic() - t0, 1),
         "migrated_mib": round(delta["pgmigrate_success"] * 4096 / 2**20, 1),
         "vmstat": delta, "cpu_s": round(cpu_s, 2),
         "cpu_parts": {k: {"user_s": round(u, 2), "system_s": round(s, 2)} for k, (u, s) in cpu_parts.items()},
@@ -871,16 +875,23 @@ def one_run(case, name, i, guests, rate, dram_mib, seen_before):
         void_if_unseen(apps, "start")
     t1 = time.monotonic()
     off_mib = sum((1 - f) * d for f, d in zip(start, demands))
-    needed_mib = must_move_mib(off_mib, sum(f * d for f, d in zip(start, demands)),
-                               len(guests[0].hvas("hot")) * 4096 / 2**20, dram_mib,
-                               testbed.node_free_mib(0))
-    # What the idle VM's hot set takes at the host's page size: with THP, a
-    # huge page holding any of its 4 KiB pages reads hot to any sampler,
-    # vtierd's and DAMOS's alike (a reader's figure beside what they read).
-    idle_footprint_mib = tbprobe.host_footprint(guests[0].pid, guests[0].hvas("hot")) / 2**20
-    print(f"  the idle VM's hot set: {len(guests[0].hvas('hot')) * 4096 / 2**20:.0f} MiB, "
-          f"{idle_footprint_mib:.0f} MiB at the host's page size", flush=True)
+    # What the hot sets take at the host's page size: with THP, a huge page
+    # holding any of their 4 KiB pages reads hot to any sampler, vtierd's and
+    # DAMOS's alike, and moves whole. So what had to move is counted so
+    # (needed_mib); needed_4k_mib counts the hot pages alone, as the bench
+    # did before 2026-11-29.
+    footprint = [tbprobe.host_footprint(g.pid, g.hvas("hot")) / 2**20 for g in guests]
+    print("  the hot sets: " + ", ".join(
+        f"{g.name} {len(g.hvas('hot')) * 4096 / 2**20:.0f} MiB, {fp:.0f} MiB at the host's page size"
+        for g, fp in zip(guests, footprint)), flush=True)
+    free_mib = testbed.node_free_mib(0)
+    needed_mib = must_move_mib(sum((1 - f) * fp for f, fp in zip(start, footprint[1:])),
+                               sum(f * fp for f, fp in zip(start, footprint[1:])),
+                               footprint[0], dram_mib, free_mib)
+    needed_4k_mib = must_move_mib(off_mib, sum(f * d for f, d in zip(start, demands)),
+                                  len(guests[0].hvas("hot")) * 4096 / 2**20, dram_mib, free_mib)
     node0_start = node0_mib(guests)
+    t_setup = time.monotonic()
     r = run_policy(name, guests, apps, demands, start)
     t2 = time.monotonic()
     node0_end = node0_mib(guests)  # once: the net move and the JSON agree
@@ -888,13 +899,17 @@ def one_run(case, name, i, guests, rate, dram_mib, seen_before):
     void_if_unseen(apps, "end")
     # Where a run's wall time goes beside its measure: what bounds how many
     # runs make bench fits in an hour.
-    r["phases_s"] = {"reset_and_checks": round(t1 - t0, 1),
-                     "policy": round(t2 - t1, 1), "end_checks": round(time.monotonic() - t2, 1)}
+    r["phases_s"] = {"reset_and_checks": round(t1 - t0, 1), "setup": round(t_setup - t1, 1),
+                     "policy": round(t2 - t_setup, 1), "end_checks": round(time.monotonic() - t2, 1)}
     r.update({"case": case, "run": i, "kernel": os.uname().release, "app_hot_mib": demands,
               "move_rate_mib_s": round(rate, 1), "move_bound_s": round(off_mib / rate, 1),
               "hot_off_node0_mib": round(off_mib, 1), "needed_mib": round(needed_mib, 1),
-              "idle_hot_footprint_mib": round(idle_footprint_mib, 1),
+              "needed_4k_mib": round(needed_4k_mib, 1),
+              "hot_footprint_mib": {g.name: round(fp, 1) for g, fp in zip(guests, footprint)},
+              "idle_hot_footprint_mib": round(footprint[0], 1),
               "migrated_over_needed": round(r["migrated_mib"] / needed_mib, 2) if needed_mib else None,
+              "migrated_over_needed_4k": (round(r["migrated_mib"] / needed_4k_mib, 2)
+                                          if needed_4k_mib else None),
               "node0_mib": {"start": node0_start, "end": node0_end},
               "net_moved_mib": round(net_mib, 1),
               "migrated_over_net": round(r["migrated_mib"] / net_mib, 2) if net_mib >= 1 else None,
