@@ -360,11 +360,33 @@ def migratepages(pid, src, dst):
     subprocess.run(["migratepages", str(pid), str(src), str(dst)], check=False)
 
 
-def hold_dram(leave_mib):
+def hold_node0_pool(mib, leave_mib=0):
+    """Takes up to `mib` of node0's free memory, leaving `leave_mib`, out of
+    every policy's reach, as memory the host keeps for itself is (kernel
+    memory, a hugetlb pool, a pinned guest): 2 MiB pages added to node0's
+    hugetlb pool, which nothing maps and no migration moves. A mlocked
+    process's pages (hold_node0) are no such thing: DAMOS's demotion by
+    physical address (HMSDK's migrate_cold) moved them off node0, where
+    the other policies left them, and the bench's guests had 1218 MiB of
+    node0 under it, 700 under the others. Returns the MiB taken
+    (release_node0_pool gives them back)."""
+    have = int(read(HUGEPAGES_NODE0, "0"))
+    pages = max(0, min(mib, node_free_mib(0) - leave_mib)) // 2
+    return (set_hugepages(0, have + pages) - have) * 2
+
+
+def release_node0_pool(mib):
+    """Gives `mib` of hold_node0_pool's back to node0's free memory."""
+    set_hugepages(0, max(0, int(read(HUGEPAGES_NODE0, "0")) - mib // 2))
+
+
+def hold_dram(leave_mib, pool=False):
     """Makes the DRAM node smaller, as other host processes would: a process
     bound to node0 holds (mlocked) all of node0's free memory but
-    `leave_mib`. Cheaper than filling it with guests, whose first touch of
-    every page is slow under nested emulation. Returns the MiB held.
+    `leave_mib` (pool: node0's hugetlb pool takes it, out of every
+    policy's reach, hold_node0_pool). Cheaper than filling it with guests,
+    whose first touch of every page is slow under nested emulation.
+    Returns the MiB held.
     Never below node0's high watermark and boost plus the free memory its
     DMA zone keeps from user pages: a bound, locked allocation cannot go
     under the min one and calls the OOM killer, which took a guest's QEMU
@@ -374,8 +396,9 @@ def hold_dram(leave_mib):
     held = node_free_mib(0) - leave_mib
     if held <= 0:
         return 0
-    held = hold_node0(held, leave_mib).held_mib
-    log(f"holding {held} MiB of node0, {node_free_mib(0)} MiB left free")
+    held = hold_node0_pool(held, leave_mib) if pool else hold_node0(held, leave_mib).held_mib
+    log(f"holding {held} MiB of node0{' in its hugetlb pool' if pool else ''}, "
+        f"{node_free_mib(0)} MiB left free")
     return held
 
 
@@ -1267,6 +1290,9 @@ class LibvirtGuest(Guest):
     def stop(self):
         self.stopped = True
         virsh("destroy", self.name, check=False)
+
+
+HUGEPAGES_NODE0 = "/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages"
 
 
 def set_hugepages(node, count):
