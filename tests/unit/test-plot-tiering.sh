@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# make bench's host step on captured results (tests/data/bench): a boot
+# that finished (tiering.json) and one that did not (runs/ alone), whose
+# kept runs must still make the table; the PNG and tiering-all.json.
+#   test-plot-tiering.sh PLOT_TIERING_PY DATA_DIR
+set -uo pipefail
+plot=$1 data=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cp -r "$data"/. "$dir"
+out=$("$plot" "$dir" 2>&1)  # its own #! interpreter, as make bench runs it
+status=$?
+n=0 failed=0
+check() {
+  n=$((n + 1))
+  if eval "$2"; then echo "ok $n - $1"; else failed=$((failed + 1)); echo "not ok $n - $1"; fi
+}
+check "plot-tiering exits 0" '[ "$status" = 0 ]'
+[ "$status" = 0 ] || sed 's/^/# /' <<<"$out"
+check "a boot without tiering.json is named" \
+  'grep -q "current has no tiering.json (its boot did not finish): the 1 runs it kept count" <<<"$out"'
+check "its kept run makes a row" 'grep -q "^| fit | vtierd | 7.2.13+deb14-amd64 | 1 |" <<<"$out"'
+check "the finished boot's runs make rows" \
+  'grep -q "^| fit | damos-hmsdk | 6.12.117+deb13-amd64 | 1 |" <<<"$out" &&
+   grep -q "^| contended | vtierd | 6.12.117+deb13-amd64 | 1 |" <<<"$out"'
+check "void runs are summed over the boots" 'grep -q "void runs done again: 1;" <<<"$out"'
+check "no count reads -0" '! grep -q "| -0 " <<<"$out"'
+check "tiering-all.json holds all 4 runs" \
+  '[ "$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))[\"runs\"]))" "$dir/tiering-all.json")" = 4 ]'
+check "tiering.png is drawn" '[ -s "$dir/tiering.png" ]'
+echo "1..$n"
+[ "$failed" = 0 ]
