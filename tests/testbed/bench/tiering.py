@@ -63,9 +63,11 @@ it (bench/plot-tiering.py).
 Two cases, each with the same guests: "fit" as above; "contended", with
 DRAM_CONTENDED_MIB more of DRAM held, so that the two hot sets do not both
 fit and the fairness error means something. Each policy runs --runs times
-per case. The guests are booted once a boot: before each run every guest's
-memory goes to node1 and the idle VM's back to node0, so that every run of
-every policy starts from the same placement, which the probe checks (a
+per case. The guests are booted once a boot: before each run the apps'
+memory goes to node1, the hugetlb pool is sized so that the guests have
+the case's DRAM (Dram), and the idle VM's memory goes back to node0, so
+that every run of every policy starts from the same placement and DRAM,
+which the probe checks (a
 run whose apps start with more than START_MAX of their hot pages on node0
 is void, and done again). Each finished run is kept in /results/runs/, so a
 boot the emulated host loses resumes where it stopped. The move bound: the
@@ -97,6 +99,10 @@ MEASURE_S = ARGS.measure
 POLICIES = ARGS.policies or ["none", "numa-balancing", "damos-hmsdk", "vtierd"]
 CASES = ARGS.cases.split(",")
 DRAM_CONTENDED_MIB = 300
+# A run whose guests' DRAM the pool could not bring within this of the
+# case's is void (the pool moves in 2 MiB pages, and L1's own use of
+# node0 moves while it is sized).
+DRAM_SLACK_MIB = 32
 START_MAX = 0.05
 # A run is void too when the host cannot see an app's accesses: fewer than
 # SEEN_MIN of a sample of its hot pages found used in 3 s (tbprobe's own
@@ -767,22 +773,70 @@ def boot_guests(guests):
         guests[-1].wait_ready()
 
 
-def reset_placement(guests):
-    """Every run's start: all of the apps on node1, then the idle VM's
-    memory on node0 as far as it fits (as when it was booted first). Only
-    what is off its place moves: sending the idle VM's memory on node0 to
-    node1 and back as well moved ~1.1 GiB more, most of the 100-157 s a
-    run's reset took on the emulated host with one CPU. The guests' vCPUs
-    stop meanwhile: running, the apps' vCPUs took the emulated host's
-    CPUs from migratepages, and a reset after a run (~930 MiB to move)
-    took 90-110 s where migratepages alone moves ~100 MiB/s."""
+class Dram:
+    """What of node0 the guests have at each run's start: its free memory
+    and what their QEMU processes hold of it, set by sizing node0's
+    hugetlb pool (testbed.hold_node0_pool) while the apps are on node1.
+    The fit case's is what the bench's first run found (kept in
+    setup/dram.json, for a boot that resumes), the contended case's
+    DRAM_CONTENDED_MIB less. Held once a boot instead, it drifted: in
+    make bench of 2026-11-29 the contended runs started with the idle VM
+    at 430-666 MiB of node0, and after a guest booted again one of
+    vtierd's runs had both hot sets 96.9% in DRAM."""
+    PATH = os.path.join(testbed.RESULTS, "setup", "dram.json")
+
+    def __init__(self, pool_mib):
+        self.pool = pool_mib  # what hold_dram took: the pool may give it back
+        self.fit = json.load(open(self.PATH))["fit_mib"] if os.path.exists(self.PATH) else None
+
+    @staticmethod
+    def have(guests):
+        return testbed.node_free_mib(0) + sum(node0_mib(guests).values())
+
+    def want(self, guests, case):
+        if self.fit is None:
+            self.fit = self.have(guests)
+            os.makedirs(os.path.dirname(self.PATH), exist_ok=True)
+            with open(self.PATH, "w") as f:
+                json.dump({"fit_mib": self.fit}, f)
+        return self.fit - (DRAM_CONTENDED_MIB if case == "contended" else 0)
+
+    def set(self, guests, want):
+        """Sizes the pool so that the guests have `want` MiB of node0; what
+        they have then."""
+        have = self.have(guests)
+        if have > want:
+            self.pool += testbed.hold_node0_pool(have - want)
+        elif have < want:
+            give = min(self.pool, want - have)
+            testbed.release_node0_pool(give)
+            self.pool -= give
+        return self.have(guests)
+
+
+def reset_placement(guests, dram, case):
+    """Every run's start: all of the apps on node1, the guests' DRAM set
+    for the case (dram: Dram), then the idle VM's memory on node0 as far
+    as it fits (as when it was booted first). Only what is off its place
+    moves: sending the idle VM's memory on node0 to node1 and back as
+    well moved ~1.1 GiB more, most of the 100-157 s a run's reset took on
+    the emulated host with one CPU; it goes down only when the pool needs
+    its room. The guests' vCPUs stop meanwhile: running, the apps' vCPUs
+    took the emulated host's CPUs from migratepages, and a reset after a
+    run (~930 MiB to move) took 90-110 s where migratepages alone moves
+    ~100 MiB/s. Returns [MiB of node0 the guests were to have, and had]."""
     monitors = [g.monitor() for g in guests]
     try:
         for m in monitors:
             m.hmp("stop")
         for g in guests[1:]:
             testbed.migratepages(g.pid, 0, 1)
+        want = dram.want(guests, case)
+        if Dram.have(guests) - want > testbed.node_free_mib(0) - 16:
+            testbed.migratepages(guests[0].pid, 0, 1)
+        have = dram.set(guests, want)
         testbed.migratepages(guests[0].pid, 1, 0)
+        return [want, have]
     finally:
         for m in monitors:
             try:
@@ -863,13 +917,16 @@ def net_move_mib(start, end):
     return sum(abs(end[k] - start.get(k, 0.0)) for k in end)
 
 
-def one_run(case, name, i, guests, rate, dram_mib, seen_before):
+def one_run(case, name, i, guests, rate, dram, seen_before):
     """One run; seen_before: the guests' accesses were seen at the end of
     the run before, which then stands for this one's start."""
     apps = guests[1:]
     demands = [len(g.hvas("hot")) * 4096 / 2**20 for g in apps]
     t0 = time.monotonic()
-    reset_placement(guests)
+    dram_want, dram_mib = reset_placement(guests, dram, case)
+    if abs(dram_mib - dram_want) > DRAM_SLACK_MIB:
+        raise RuntimeError(f"void start: the guests have {dram_mib:.0f} MiB of node0, "
+                           f"not the {dram_want:.0f} MiB of the {case} case")
     start = [fraction_on(g.placement("hot", at_most=PROBE_PAGES), 0) for g in apps]
     if max(start) > START_MAX:
         raise RuntimeError(f"void start: apps' hot pages {[f'{f:.1%}' for f in start]} on node0 "
@@ -914,6 +971,8 @@ def one_run(case, name, i, guests, rate, dram_mib, seen_before):
               "migrated_over_needed_4k": (round(r["migrated_mib"] / needed_4k_mib, 2)
                                           if needed_4k_mib else None),
               "node0_mib": {"start": node0_start, "end": node0_end},
+              # node0's free memory and the guests' part of it at the start
+              "dram_for_guests_mib": dram_mib, "dram_wanted_mib": dram_want,
               "net_moved_mib": round(net_mib, 1),
               "migrated_over_net": round(r["migrated_mib"] / net_mib, 2) if net_mib >= 1 else None,
               "migrated_over_hot_off": round(r["migrated_mib"] / off_mib, 2) if off_mib else None})
@@ -929,21 +988,13 @@ def main():
     for f, v in (("/proc/sys/kernel/numa_balancing", 0), ("/sys/kernel/mm/numa/demotion_enabled", "false")):
         w(f, v)
     os.makedirs(RUNS_DIR, exist_ok=True)
-    free0 = testbed.node_free_mib(0)
-    held = testbed.hold_dram(700, pool=True)
+    dram = Dram(testbed.hold_dram(700, pool=True))
     rate = move_rate_mib_s()
     print(f"migratepages moves {rate:.0f} MiB/s node1 -> node0 here", flush=True)
     todo = [(c, p, i) for c in CASES for i in range(ARGS.runs) for p in POLICIES
             if not os.path.exists(run_path(c, p, i))]
-    guests, extra, corrupt, voids, seen = [], None, [], 0, False
+    guests, corrupt, voids, seen = [], [], 0, False
     for case, name, i in todo:
-        if case == "contended" and extra is None:
-            for g in guests:
-                testbed.migratepages(g.pid, 0, 1)
-            extra = testbed.hold_node0_pool(DRAM_CONTENDED_MIB)
-        elif case != "contended" and extra is not None:
-            testbed.release_node0_pool(extra)
-            extra = None
         print(f"== {case} {name} run {i + 1}", flush=True)
         for attempt in (1, 2, 3):
             try:
@@ -953,10 +1004,8 @@ def main():
                         g.stop()
                     guests, seen = [], False
                     boot_guests(guests)
-                dram_mib = free0 - held - (extra or 0)
-                r = one_run(case, name, i, guests, rate, dram_mib, seen)
+                r = one_run(case, name, i, guests, rate, dram, seen)
                 seen = True  # its end check passed
-                r["dram_for_guests_mib"] = dram_mib
                 r["corrupt_lines"] = len(corrupt) + sum(
                     1 for g in guests for ln in g.workload_lines() if "CORRUPT" in ln)
                 with open(run_path(case, name, i), "w") as f:
