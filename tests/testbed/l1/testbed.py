@@ -371,13 +371,13 @@ def hold_node0_pool(mib, leave_mib=0):
     node0 under it, 700 under the others. Returns the MiB taken
     (release_node0_pool gives them back)."""
     have = int(read(HUGEPAGES_NODE0, "0"))
-    pages = max(0, min(mib, node_free_mib(0) - leave_mib)) // 2
+    pages = int(max(0, min(mib, node_free_mib(0) - leave_mib))) // 2  # sysfs wants an integer
     return (set_hugepages(0, have + pages) - have) * 2
 
 
 def release_node0_pool(mib):
     """Gives `mib` of hold_node0_pool's back to node0's free memory."""
-    set_hugepages(0, max(0, int(read(HUGEPAGES_NODE0, "0")) - mib // 2))
+    set_hugepages(0, max(0, int(read(HUGEPAGES_NODE0, "0")) - int(mib) // 2))
 
 
 def hold_dram(leave_mib, pool=False):
