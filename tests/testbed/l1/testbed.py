@@ -370,14 +370,14 @@ def hold_node0_pool(mib, leave_mib=0):
     the other policies left them, and the bench's guests had 1218 MiB of
     node0 under it, 700 under the others. Returns the MiB taken
     (release_node0_pool gives them back)."""
-    have = int(read(HUGEPAGES_NODE0, "0"))
+    have = hugepages(0)
     pages = int(max(0, min(mib, node_free_mib(0) - leave_mib))) // 2  # sysfs wants an integer
     return (set_hugepages(0, have + pages) - have) * 2
 
 
 def release_node0_pool(mib):
     """Gives `mib` of hold_node0_pool's back to node0's free memory."""
-    set_hugepages(0, max(0, int(read(HUGEPAGES_NODE0, "0")) - int(mib) // 2))
+    set_hugepages(0, max(0, hugepages(0) - int(mib) // 2))
 
 
 def hold_dram(leave_mib, pool=False):
@@ -1292,15 +1292,20 @@ class LibvirtGuest(Guest):
         virsh("destroy", self.name, check=False)
 
 
-HUGEPAGES_NODE0 = "/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages"
+def hugepages(node):
+    """How many 2 MiB huge pages the node's pool has."""
+    return int(read(_hugepages_path(node), "0"))
+
+
+def _hugepages_path(node):
+    return f"/sys/devices/system/node/node{node}/hugepages/hugepages-2048kB/nr_hugepages"
 
 
 def set_hugepages(node, count):
     """The node's pool of 2 MiB huge pages; returns what the kernel gave."""
-    path = f"/sys/devices/system/node/node{node}/hugepages/hugepages-2048kB/nr_hugepages"
-    with open(path, "w") as f:
+    with open(_hugepages_path(node), "w") as f:
         f.write(str(count))
-    return int(read(path, "0"))
+    return hugepages(node)
 
 
 def fraction_on(summary, node):
