@@ -867,8 +867,10 @@ def move_rate_mib_s():
 
 def accesses_unseen(apps):
     """The apps whose hot-set accesses the host does not see now, as
-    'name (x% of a sample seen used in 2 s)'."""
-    samples = [(g.pid, g.hvas("hot")[::max(1, len(g.hvas("hot")) // 256)]) for g in apps]
+    'name (x% of a sample seen used in 3 s)'."""
+    # 128 pages an app: each is a DAMON region of the probe's, set up by
+    # two sysfs writes (~3 ms each in the emulated host)
+    samples = [(g.pid, g.hvas("hot")[::max(1, len(g.hvas("hot")) // 128)]) for g in apps]
     return [f"{g.name} ({seen:.0%} of a sample seen used in 3 s)"
             for g, seen in zip(apps, tbprobe.accessed_fractions(samples, 3.0))
             if seen is not None and seen < SEEN_MIN]
