@@ -28,5 +28,12 @@ check "no count reads -0" '! grep -q "| -0 " <<<"$out"'
 check "tiering-all.json holds all 4 runs" \
   '[ "$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))[\"runs\"]))" "$dir/tiering-all.json")" = 4 ]'
 check "tiering.png is drawn" '[ -s "$dir/tiering.png" ]'
+# A boot lost after two void runs: runs/voids.jsonl, as tiering.py keeps
+# it, counts where tiering.json was never written.
+for a in 1 2; do
+  echo "{\"case\": \"fit\", \"policy\": \"vtierd\", \"run\": 1, \"attempt\": $a, \"why\": \"void start\"}"
+done >"$dir/current/runs/voids.jsonl"
+out=$("$plot" "$dir" 2>&1)
+check "a lost boot's void runs count" 'grep -q "void runs done again: 3;" <<<"$out"'
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -25,7 +25,8 @@ def load(results_dir):
     """The runs of RESULTS_DIR and its folders. A boot writes tiering.json
     when its script ends; a folder without one (a boot that ran out of
     retries, or was stopped) still has the runs it finished in runs/,
-    which count, and the table says so."""
+    which count, and the table says so. Void runs are counted from
+    runs/voids.jsonl, which outlives lost boots, where there is one."""
     runs, corrupt, voids, measure_s = [], 0, 0, None
     for d in [results_dir] + sorted(os.path.join(results_dir, d) for d in os.listdir(results_dir)):
         path, kept = os.path.join(d, "tiering.json"), os.path.join(d, "runs")
@@ -40,7 +41,9 @@ def load(results_dir):
             continue
         runs += one.get("runs", [])
         corrupt += one.get("corrupt_lines", 0)
-        voids += one.get("void_runs", 0)
+        void_log = os.path.join(kept, "voids.jsonl")
+        voids += (len(open(void_log).readlines()) if os.path.exists(void_log)
+                  else one.get("void_runs", 0))
         measure_s = one.get("measure_s", measure_s)
     if not runs:
         sys.exit(f"plot-tiering: no runs in {results_dir} or its folders")

@@ -113,6 +113,9 @@ START_MAX = 0.05
 # alike (0% of it on node0 under both) while it made 240k accesses/s.
 SEEN_MIN = 0.5
 RUNS_DIR = os.path.join(testbed.RESULTS, "runs")
+# One line per void run, in runs/ so that a boot the emulated host loses
+# keeps the count (plot-tiering.py counts them).
+VOIDS = os.path.join(RUNS_DIR, "voids.jsonl")
 SAMPLE_S = 5
 # Hot pages of each app the probe asks where they are, per sample, evenly
 # spaced: 4096 give a fraction within +-0.8% (one sigma). A sample of all
@@ -995,7 +998,7 @@ def main():
     print(f"migratepages moves {rate:.0f} MiB/s node1 -> node0 here", flush=True)
     todo = [(c, p, i) for c in CASES for i in range(ARGS.runs) for p in POLICIES
             if not os.path.exists(run_path(c, p, i))]
-    guests, corrupt, voids, seen = [], [], 0, False
+    guests, corrupt, seen = [], [], False
     for case, name, i in todo:
         print(f"== {case} {name} run {i + 1}", flush=True)
         for attempt in (1, 2, 3):
@@ -1028,13 +1031,17 @@ def main():
                     print(f"  guest {g.name} vanished: {g.how_it_ended()}", flush=True)
                 if not gone and not str(e).startswith("void"):
                     raise
-                voids += 1
+                with open(VOIDS, "a") as f:
+                    f.write(json.dumps({"case": case, "policy": name, "run": i,
+                                        "attempt": attempt, "why": str(e)}) + "\n")
                 print(f"  {case} {name} run {i + 1}: void ({e}); again (attempt {attempt + 1})",
                       flush=True)
     for g in guests:
         corrupt += [ln for ln in g.workload_lines() if "CORRUPT" in ln]
         g.stop()
-    runs = [json.load(open(os.path.join(RUNS_DIR, f))) for f in sorted(os.listdir(RUNS_DIR))]
+    runs = [json.load(open(os.path.join(RUNS_DIR, f)))
+            for f in sorted(os.listdir(RUNS_DIR)) if f.endswith(".json")]
+    voids = len(open(VOIDS).readlines()) if os.path.exists(VOIDS) else 0
     results = {"measure_s": MEASURE_S, "runs": runs, "void_runs": voids,
                "corrupt_lines": max([len(corrupt)] + [r.get("corrupt_lines", 0) for r in runs])}
     with open(os.path.join(testbed.RESULTS, "tiering.json"), "w") as f:
