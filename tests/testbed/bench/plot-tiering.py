@@ -144,7 +144,12 @@ def churn_table(data):
 
 
 def median_run(runs):
-    key = lambda r: float("inf") if r["time_to_90_s"] is None else r["time_to_90_s"]  # noqa: E731
+    """The run drawn for a row: the median by time to 90%, and among runs
+    that tie there (none reached 90%, as in most contended rows) by the
+    residency they ended with, not by the order they ran in (a row whose
+    runs ended at 41.9%, 6.9% and 22.7% drew its 6.9% run)."""
+    key = lambda r: (float("inf") if r["time_to_90_s"] is None else r["time_to_90_s"],  # noqa: E731
+                     -r["final_on_node0"])
     return sorted(runs, key=key)[(len(runs) - 1) // 2]
 
 
@@ -187,4 +192,5 @@ def main():
     plot(data, os.path.join(results_dir, "tiering.png"))
 
 
-main()
+if __name__ == "__main__":
+    main()
