@@ -403,13 +403,19 @@ def accessed_fractions(pages, wait_s=3.0):
             for pid, addrs in pages]
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process or thread, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _cpu_ms(pid):
-    """A process's user and system CPU time so far, in ms (None: gone)."""
+    """cpu_seconds in ms, None for a process that is gone."""
     try:
-        fields = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+        return round(cpu_seconds(pid) * 1000)
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) * 1000 // os.sysconf("SC_CLK_TCK")
 
 
 def _accessed_window(want, wait_s):

@@ -1158,11 +1158,7 @@ def fraction_in(ranges, addrs):
     return inside / max(1, len(addrs))
 
 
-def cpu_seconds(pid):
-    """User + system CPU time of a process or thread, from /proc."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+cpu_seconds = tbprobe.cpu_seconds
 
 
 LIBVIRT_URI = "qemu:///system"
