@@ -372,8 +372,9 @@ def accessed_fractions(pages, wait_s=3.0):
     for guest memory) cleared and read again PROBE_SAMPLE_US later, over
     one aggregation `wait_s` long. A "stat" scheme for regions found
     accessed at least once lists them (update_schemes_tried_regions, which
-    waits for the aggregation's end). Per entry, the share of its addresses found accessed in any of them (None
-    for no addresses): the host's own view of a guest's accesses, which
+    waits for the aggregation's end). Per entry, the share of its
+    addresses found accessed (None for no addresses): the host's own view
+    of a guest's accesses, which
     every policy (DAMON, DAMOS, vtierd) depends on. Needs DAMON unused (no
     kdamond), and leaves it so. The testbed's 6.12 has no page_idle
     (CONFIG_IDLE_PAGE_TRACKING), which would ask per page too.

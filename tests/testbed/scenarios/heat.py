@@ -64,8 +64,9 @@ hot0, cold0 = g.hvas("hot"), g.hvas("cold")
 # The probe the bench voids a run by (a host that cannot see a guest's
 # accesses), before vtierd takes DAMON: a kdamond of the probe's own finds
 # the hot set used, and tells it from the cold set (each page a DAMON
-# region of its own, sampled every 100 ms for 3 s: 100% and 0.4-7% in 8
-# looks; the cold set's few are the guest's own use of its memory).
+# region of its own, sampled every 100 ms for 3 s: 100% and 1.2-7.0% in
+# 8 looks at one guest; the cold set's few are the guest's own use of its
+# memory).
 seen_hot, seen_cold = tbprobe.accessed_fractions(
     [(g.pid, hot0[::max(1, len(hot0) // 256)]), (g.pid, cold0[::max(1, len(cold0) // 256)])], 3.0)
 figure("probe_seen_used", {"hot": round(seen_hot, 3), "cold": round(seen_cold, 3)})
