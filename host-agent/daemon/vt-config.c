@@ -52,9 +52,11 @@ vt_config_new_defaults (void)
    * choose. */
   c->tiering_engine = VT_TIERING_ENGINE_USER;
   c->place_pinned = TRUE;
-  c->reserve_bytes = 128ull << 20;
-  c->low_watermark_pct = 5;
-  c->high_watermark_pct = 10;
+  /* What the kernel keeps free on the top tier, and no more: the tiering
+   * engine's own floor (vt_tiering_free_targets). */
+  c->reserve_bytes = 0;
+  c->low_watermark_pct = 0;
+  c->high_watermark_pct = 0;
   c->migrate_bytes_per_s = 256ull << 20;
   c->migrate_cpu_ms_per_s = 500;
   c->migrate_priority = 10;

@@ -147,6 +147,8 @@ on_planned (gpointer data)
  * RAM wanting it: the tiering engine's own division beside the VMs
  * running now (vt_tiering_share_beside), so others' mins, caps, modes and
  * pins count as they do each round. */
+static VtTieringConfig tiering_config (const VtConfig *config);
+
 static guint64
 pinned_share (VtManager *m, const VtVmPolicy *p, guint64 ram_bytes, guint64 capacity)
 {
@@ -182,8 +184,12 @@ on_pinned_defined (const char *name, const char *uuid, guint64 ram_bytes, const 
                "(%s): it starts as it is defined", name, error->message);
     return;
   }
-  guint64 capacity = tiers->top_total > m->config->reserve_bytes
-                       ? tiers->top_total - m->config->reserve_bytes : 0;
+  /* The engine's, before any host use: what its rounds divide at most. */
+  VtTieringConfig tc = tiering_config (m->config);
+  VtFreeTargets marks = vt_tiering_free_targets (&tc, tiers->top_total,
+                                                 tiers->top_kernel_floor, tiers->top_kernel_step);
+  guint64 keep = MAX (m->config->reserve_bytes, marks.low);
+  guint64 capacity = tiers->top_total > keep ? tiers->top_total - keep : 0;
   guint64 share = pinned_share (m, &p, ram_bytes, capacity);
   int fast = vt_host_tiers_pick (tiers, TRUE, NULL, fast_nodes);
   int slow = vt_host_tiers_pick (tiers, FALSE, NULL, slow_nodes);

@@ -15,6 +15,10 @@
 #include "policy/vt-tiers.h"
 
 #define HUGE_PAGE (2ull << 20) /* pieces of regions move in whole huge pages */
+/* Refill above the low free target by at least this (or 1% of a smaller
+ * top tier): four huge pages, so that a round's demotion is not undone by
+ * the next few faults. */
+#define FREE_HYSTERESIS_MIN (4 * HUGE_PAGE)
 #define ROUND_MAX_INTERVALS 4
 #define HOST_USE_ROUNDS 4 /* the moving average's weight of a new reading: 1/4 */
 
@@ -870,6 +874,17 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
  * size its jobs (job_bytes) and are shown (vtierctl show, vtierctl rates),
  * not used to shrink the round: bounding the round's bytes by rate x
  * quota made the fairness scenario's 3:1 change miss its 60 s. */
+VtFreeTargets
+vt_tiering_free_targets (const VtTieringConfig *c, guint64 top_total, guint64 kernel_floor,
+                         guint64 kernel_step)
+{
+  VtFreeTargets m;
+  m.low = MAX (kernel_floor, top_total * c->low_watermark_pct / 100);
+  m.high = MAX (m.low + MAX (2 * kernel_step, MIN (FREE_HYSTERESIS_MIN, top_total / 100)),
+                top_total * c->high_watermark_pct / 100);
+  return m;
+}
+
 static guint64
 round_budget (VtTiering *t)
 {
@@ -1853,8 +1868,9 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
    * less what stays free: the host's reserve, and at least the low
    * watermark (filled below it, the top tier would start demoting what the
    * promotions just made room for). */
-  guint64 low = tiers->top_total * c->low_watermark_pct / 100;
-  guint64 high = tiers->top_total * c->high_watermark_pct / 100;
+  VtFreeTargets marks = vt_tiering_free_targets (c, tiers->top_total, tiers->top_kernel_floor,
+                                                 tiers->top_kernel_step);
+  guint64 low = marks.low, high = marks.high;
   gint64 now_us = g_get_monotonic_time ();
   if (t->promote_refused) {
     guint64 floor = tiers->top_free + HUGE_PAGE;

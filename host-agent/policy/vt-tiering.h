@@ -3,13 +3,14 @@
  * PFNs, see migration/vt-placement.h), divides the top tier by fair share,
  * and moves memory:
  *  - demotion (as DAMOS migrate_cold): when the top tier is contended (free
- *    below the low watermark until above the high one, or not enough free
- *    for the promotions due), the coldest, oldest regions of VMs above
+ *    below its low target until above its high one, VtFreeTargets, or not
+ *    enough free for the promotions due), the coldest, oldest regions of VMs above
  *    their target go to a slow node; warmer ones too only when the
  *    promotions due do not fit;
  *  - promotion (as DAMOS migrate_hot): the hottest regions (heat held,
  *    and aged promote-min-age aggregations), of VMs below their target, go
- *    to a top node, never below the host reserve or the low watermark;
+ *    to a top node, never below what the kernel keeps free or the host's
+ *    reserve;
  *  - warm memory (at least half the hot threshold in 3 of the last 5
  *    rounds, per 2 MiB chunk: a sparse hot set reads so, a passing scan
  *    does not) comes up into room no hot memory waits for, by weight; to
@@ -25,8 +26,8 @@
  * pair of nodes and page class (vt-move-rates.h):
  * promotions first as far as the top tier has room, then each demotion and
  * the promotions it makes room for; the VM furthest from its target first.
- * A demoting round takes down what the promotions due and the high
- * watermark ask, no more.
+ * A demoting round takes down what the promotions due and the high free
+ * target ask, no more.
  * A range just moved is left alone for a cooldown, so nothing ping-pongs;
  * a change of any VM's policy clears the cooldowns. */
 #pragma once
@@ -45,6 +46,8 @@ typedef struct _VtTiering VtTiering;
 
 typedef struct {
   guint interval_ms;
+  /* What stays free on the top tier (VtFreeTargets): at least what the
+   * kernel keeps free there, and at least these; 0: the kernel's alone. */
   guint64 reserve_bytes;        /* top-tier memory left to the host */
   guint low_watermark_pct;      /* top-tier free % that starts demotion */
   guint high_watermark_pct;     /* ... and that stops it */
@@ -216,6 +219,23 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtTiering, vt_tiering_free)
  * yet. Placing a VM at start (vt-start-placement.h) asks this. */
 guint64 vt_tiering_share_beside (VtTiering *tiering, const VtShareRequest *newcomer,
                                  guint64 capacity);
+
+/* The top tier's free memory as the engine keeps it: below `low` demotion
+ * starts and refills up to `high`; promotions leave `low` free, or the
+ * reserve when that is more (lent to them for a round, as far as `low`).
+ * `low` is the kernel's floor (its promo watermark, boost and lowmem
+ * reserve: VtHostTiers), so that promotions do not wake kswapd, and at
+ * least the low watermark %; `high` is two of the kernel's steps (at
+ * least 8 MiB, or 1% of a smaller tier) above it, and at least the high
+ * watermark %. A fixed reserve or a % of the node kept far more idle than
+ * the kernel does: 128 MiB was 29% of the contended bench's DRAM, and
+ * 5-10% of a 512 GiB node is 25-51 GiB. */
+typedef struct {
+  guint64 low, high;
+} VtFreeTargets;
+
+VtFreeTargets vt_tiering_free_targets (const VtTieringConfig *config, guint64 top_total,
+                                       guint64 kernel_floor, guint64 kernel_step);
 
 /* NULL until the VM has been through a round. */
 const VtTieringStats *vt_tiering_stats (VtTiering *tiering, gpointer key);

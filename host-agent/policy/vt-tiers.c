@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/vt-error.h"
 #include "common/vt-sysfs.h"
@@ -66,6 +67,73 @@ read_node (guint node, VtNodeInfo *info, GError **error)
   return TRUE;
 }
 
+/* One zone's figures from /proc/zoneinfo, in pages. */
+typedef struct {
+  guint64 free, boost, high, promo, protection, managed;
+  gboolean has_promo;
+} ZoneMarks;
+
+static void
+add_zone (VtNodeInfo *nodes, guint n_nodes, gint node, const ZoneMarks *z, guint64 page)
+{
+  /* An empty zone (Movable, most often) has watermarks but nothing to
+   * keep them with: the kernel skips it. */
+  for (guint i = 0; node >= 0 && z->managed && i < n_nodes; i++) {
+    if (nodes[i].node != (guint) node)
+      continue;
+    /* Before 6.1 there is no promo line: the kernel sets it a step
+     * (low less min) above high, a step we do not know; high alone. */
+    guint64 promo = z->has_promo ? z->promo : z->high;
+    nodes[i].kernel_floor += (promo + z->boost + MIN (z->free, z->protection)) * page;
+    nodes[i].kernel_step += (promo > z->high ? promo - z->high : 0) * page;
+  }
+}
+
+/* The kernel's free-memory floors of each node, from proc/zoneinfo: see
+ * VtNodeInfo. Zones are "Node N, zone NAME" blocks; their free count is
+ * "pages free N", a watermark "NAME N", the protection "(a, b, ..., z)",
+ * whose last entry is what the zone holds back from movable user memory. */
+static void
+read_kernel_floors (VtNodeInfo *nodes, guint n_nodes)
+{
+  g_autofree char *text = vt_sysfs_read ("proc/zoneinfo", NULL);
+  if (!text)
+    return;
+  guint64 page = (guint64) sysconf (_SC_PAGESIZE);
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  ZoneMarks z = { 0 };
+  gint node = -1;
+  for (char **l = lines; *l; l++) {
+    g_auto (GStrv) f = g_strsplit_set (g_strstrip (*l), " \t,()", -1);
+    g_autoptr (GPtrArray) w = g_ptr_array_new ();
+    for (char **x = f; *x; x++)
+      if (**x)
+        g_ptr_array_add (w, *x);
+    if (w->len == 0)
+      continue;
+    const char *key = w->pdata[0];
+    guint64 v = w->len > 1 ? g_ascii_strtoull (w->pdata[w->len - 1], NULL, 10) : 0;
+    if (g_str_equal (key, "Node") && w->len >= 2) {
+      add_zone (nodes, n_nodes, node, &z, page);
+      node = (gint) g_ascii_strtoll (w->pdata[1], NULL, 10);
+      memset (&z, 0, sizeof z);
+    } else if (g_str_equal (key, "pages") && w->len == 3 && g_str_equal (w->pdata[1], "free")) {
+      z.free = v;
+    } else if (w->len == 2 && g_str_equal (key, "managed")) {
+      z.managed = v;
+    } else if (w->len == 2 && g_str_equal (key, "boost")) {
+      z.boost = v;
+    } else if (w->len == 2 && g_str_equal (key, "high")) {
+      z.high = v;
+    } else if (w->len == 2 && g_str_equal (key, "promo")) {
+      z.promo = v, z.has_promo = TRUE;
+    } else if (g_str_equal (key, "protection:")) {
+      z.protection = v;
+    }
+  }
+  add_zone (nodes, n_nodes, node, &z, page);
+}
+
 /* node -> tier id from memory_tiering/memory_tierN/nodelist. */
 static GHashTable *
 read_tier_of_node (void)
@@ -119,12 +187,15 @@ vt_host_tiers_read (GError **error)
     top_tier = MIN (top_tier, info.tier);
     g_array_append_val (t->nodes, info);
   }
+  read_kernel_floors ((VtNodeInfo *) t->nodes->data, t->nodes->len);
   for (guint i = 0; i < t->nodes->len; i++) {
     VtNodeInfo *n = &g_array_index (t->nodes, VtNodeInfo, i);
     n->top = n->tier == top_tier;
     if (n->top) {
       t->top_total += n->total;
       t->top_free += n->free;
+      t->top_kernel_floor += n->kernel_floor;
+      t->top_kernel_step += n->kernel_step;
     }
   }
   return g_steal_pointer (&t);

@@ -13,6 +13,12 @@ typedef struct {
   gboolean has_cpus;
   char *cpulist;     /* "0-1"; "" when CPU-less */
   guint64 total, free;
+  /* What the kernel keeps free on the node (/proc/zoneinfo, summed over
+   * its zones): its promo watermark (kswapd's goal on a host that tiers,
+   * the high one plus a step) and boost, and the free pages lower zones
+   * hold back from user memory (lowmem_reserve); and one step (promo less
+   * high). 0 where zoneinfo does not say. */
+  guint64 kernel_floor, kernel_step;
   /* Free pages of the hugetlbfs pools (nodeN/hugepages/hugepages-SIZEkB/
    * free_hugepages), 2 MiB and 1 GiB: where a hugetlbfs page can move to
    * without the kernel making a surplus one (compaction, seconds). */
@@ -26,6 +32,7 @@ typedef struct {
 typedef struct {
   GArray *nodes;     /* VtNodeInfo, by node id */
   guint64 top_total, top_free;
+  guint64 top_kernel_floor, top_kernel_step; /* summed over top-tier nodes */
 } VtHostTiers;
 
 /* Without memory_tiering in sysfs every node is in the top tier. */

@@ -60,7 +60,7 @@ test_render (void)
 
   VtNodeInfo node0 = { .node = 0, .tier = 4, .top = TRUE, .total = 2048 * MiB, .free = 12 * MiB };
   VtNodeInfo node1 = { .node = 1, .tier = 22, .top = FALSE, .total = 3072 * MiB, .free = 2 * 1024 * MiB };
-  VtHostTiers tiers = { g_array_new (FALSE, FALSE, sizeof (VtNodeInfo)), 0, 0 };
+  VtHostTiers tiers = { .nodes = g_array_new (FALSE, FALSE, sizeof (VtNodeInfo)) };
   g_array_append_val (tiers.nodes, node0);
   g_array_append_val (tiers.nodes, node1);
   VtMetricsSelf self = { 1.5, 0, { [VT_CPU_PART_HEAT] = 0.25, [VT_CPU_PART_RESIDENCY] = 0.5 }, 1.0 };

@@ -12,6 +12,7 @@
 #include "common/vt-sysfs.h"
 #include "migration/vt-migrate.h"
 #include "policy/vt-tiering.h"
+#include "policy/vt-tiers.h"
 #include "policy/vt-unmovable.h"
 #include "vt-test-tree.h"
 
@@ -475,6 +476,72 @@ test_demotes_what_is_needed (void)
   guint down = count (0, 1024, 3072, 1);
   g_assert_cmpuint (down, >=, 1743);
   g_assert_cmpuint (down, <=, 1743 + 512); /* a job moves whole huge pages */
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
+/* The kernel's floors, read from the testbed's own /proc/zoneinfo (6.12,
+ * node0 2 GiB DMA+DMA32, node1 3 GiB Normal): its promo watermark, boost
+ * and what DMA holds back from user memory (lowmem_reserve), empty zones
+ * (Movable) skipped; the step is promo less high. By default the engine
+ * keeps the floor free and refills two steps above it. */
+static void
+test_kernel_floor_from_zoneinfo (void)
+{
+  make_host ();
+  g_autofree char *zoneinfo = vt_test_read_data ("proc/zoneinfo-two-tier.txt");
+  vt_test_put_file (root, "proc/zoneinfo", zoneinfo);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (VtHostTiers) tiers = vt_host_tiers_read (&error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (vt_host_tiers_node (tiers, 0)->kernel_floor, ==, (94 + 1565 + 10059) * PAGE);
+  g_assert_cmpuint (vt_host_tiers_node (tiers, 0)->kernel_step, ==, (13 + 1437) * PAGE);
+  g_assert_cmpuint (vt_host_tiers_node (tiers, 1)->kernel_floor, ==, 19411 * PAGE);
+  g_assert_cmpuint (tiers->top_kernel_floor, ==, 11718 * PAGE); /* node0 alone */
+  VtTieringConfig kernel_only = config;
+  kernel_only.reserve_bytes = 0, kernel_only.low_watermark_pct = 0;
+  kernel_only.high_watermark_pct = 0;
+  VtFreeTargets m = vt_tiering_free_targets (&kernel_only, tiers->top_total,
+                                             tiers->top_kernel_floor, tiers->top_kernel_step);
+  g_assert_cmpuint (m.low, ==, 11718 * PAGE);
+  g_assert_cmpuint (m.high, ==, (11718 + 2 * 1450) * PAGE);
+  /* A configured watermark above the kernel's wins. */
+  kernel_only.low_watermark_pct = 5, kernel_only.high_watermark_pct = 10;
+  m = vt_tiering_free_targets (&kernel_only, 2048 * MiB, tiers->top_kernel_floor,
+                               tiers->top_kernel_step);
+  g_assert_cmpuint (m.low, ==, 2048 * MiB / 20);
+  g_assert_cmpuint (m.high, ==, 2048 * MiB / 10);
+  drop_host ();
+}
+
+/* With no reserve or watermark configured, promotions keep free what the
+ * kernel keeps free on the top tier: here its floor (1200 pages) is more
+ * than b's hot region (1024 pages) leaves of the 1424 free, so a's cold
+ * memory goes down to keep it; read as 0 (no zoneinfo), nothing would go
+ * down and 400 pages would be left free. */
+static void
+test_keeps_kernel_floor_free (void)
+{
+  World w;
+  a_fills_dram_b_on_the_slow_node (&w, 1424);
+  vt_test_put_file (root, "proc/zoneinfo",
+                    "Node 0, zone    DMA32\n  pages free     1424\n        boost    0\n"
+                    "        min      1000\n        low      1050\n        high     1100\n"
+                    "        promo    1200\n        spanned  8192\n        present  8192\n"
+                    "        managed  8192\n        protection: (0, 0, 0, 0, 0)\n");
+  VtTieringConfig kernel_only = config;
+  kernel_only.reserve_bytes = 0, kernel_only.low_watermark_pct = 0;
+  kernel_only.high_watermark_pct = 0;
+  g_autoptr (VtTiering) t = vt_tiering_new (&kernel_only, inputs, &w);
+  gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while ((count (1, 0, 1024, 0) < 1024 || node_free (0) < 1200 * PAGE) &&
+         g_get_monotonic_time () < end)
+    run_rounds (t, 1);
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024); /* b's hot region came up */
+  g_assert_cmpuint (node_free (0), >=, 1200 * PAGE);  /* the kernel's floor stayed free */
+  /* ... and no more than the refill (two steps, or 1% of this small node:
+   * 82 pages, above) and a job's huge page went down for it. */
+  g_assert_cmpuint (node_free (0), <=, (1200 + 200 + 512) * PAGE);
   node_used_other[0] = 0;
   drop_host ();
 }
@@ -2520,6 +2587,8 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/demotes-cold-to-make-room", test_demotes_cold_to_make_room);
   g_test_add_func ("/tiering/promotes-while-demoting", test_promotes_while_demoting);
   g_test_add_func ("/tiering/unknown-heat-stays", test_unknown_heat_stays);
+  g_test_add_func ("/tiering/kernel-floor-from-zoneinfo", test_kernel_floor_from_zoneinfo);
+  g_test_add_func ("/tiering/keeps-kernel-floor-free", test_keeps_kernel_floor_free);
   g_test_add_func ("/tiering/demotes-what-is-needed", test_demotes_what_is_needed);
   g_test_add_func ("/tiering/refill-takes-long-cold-only", test_refill_takes_long_cold_only);
   g_test_add_func ("/tiering/demotes-for-what-can-come-up", test_demotes_for_what_can_come_up);

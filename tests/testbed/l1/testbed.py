@@ -280,6 +280,15 @@ def watermark_mib(node, *names):
     return pages * 4096 // 2**20
 
 
+def vtierd_free_target_mib(node=0):
+    """What vtierd keeps free on a top-tier node by default, at most
+    (vt_tiering_free_targets): the kernel's floor (its promo watermark,
+    boost, and the free pages lower zones keep from user memory), and the
+    refill two of the kernel's steps (promo less high) above it."""
+    step = watermark_mib(node, "promo") - watermark_mib(node, "high")
+    return watermark_mib(node, "promo", "boost") + protected_free_mib(node) + max(2 * step, 8)
+
+
 def protected_free_mib(node):
     """The node's free memory a user page cannot take: per zone, free pages
     up to the largest of its lowmem_reserve ("protection"), which keeps the
