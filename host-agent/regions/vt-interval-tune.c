@@ -11,7 +11,24 @@ struct _VtIntervalTune {
    * the last window that had any; < 0: none yet. */
   double last_top;
   GArray *bytes_by_heat; /* add_hottest_tenth's, kept from one to the next */
+  /* The last window's halving: the scale it halved from (0: none) and the
+   * mean that asked for it. `plateau`: the longest scale of the run of
+   * halvings that bought no spread up to the current one (0: none). At the
+   * floor with a plateau, the scale goes back to it and stays there for
+   * `floor_windows` windows. */
+  guint trial_from, plateau;
+  double trial_mean;
+  guint saturated_floor, floor_windows;
 };
+
+/* A window begins at `scale`: nothing observed in it yet. */
+static void
+new_window (VtIntervalTune *t, guint scale)
+{
+  t->scale = CLAMP (scale, t->min_scale, t->max_scale);
+  t->seen = 0;
+  t->weighted = t->bytes = t->top_weighted = t->top_bytes = 0;
+}
 
 VtIntervalTune *
 vt_interval_tune_new (guint max_scale)
@@ -80,13 +97,34 @@ vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, g
    * reads: the last one that had some stands. */
   double last_top = t->top_bytes > 0 ? t->top_weighted / (t->top_bytes * max_accesses)
                                      : t->last_top;
+  if (t->floor_windows && --t->floor_windows == 0)
+    t->saturated_floor = 0;
+  if (t->trial_from && mean > t->trial_mean - VT_INTERVAL_TUNE_GAIN)
+    t->plateau = t->plateau ? t->plateau : t->trial_from;
+  else if (t->trial_from)
+    t->plateau = 0;
+  guint floor = MAX (t->min_scale, t->saturated_floor);
   guint next = t->scale;
-  if (mean < VT_INTERVAL_TUNE_LOW && t->scale < t->max_scale)
+  if (mean < VT_INTERVAL_TUNE_LOW && t->scale < t->max_scale) {
     next = MIN (t->scale * 2, t->max_scale);
-  else if (mean > VT_INTERVAL_TUNE_HIGH && t->scale > t->min_scale)
-    next = MAX (t->scale / 2, t->min_scale);
+    t->plateau = 0;
+  } else if (mean > VT_INTERVAL_TUNE_HIGH && t->scale > floor) {
+    next = MAX (t->scale / 2, floor);
+  } else if (mean > VT_INTERVAL_TUNE_HIGH && t->plateau > t->scale) {
+    /* At the floor, and every halving since the plateau read as saturated
+     * as before: what is in use is touched faster than any of these
+     * intervals (or its huge page is), and ranking it at the shortest
+     * costs the most and tells no more. Back to the longest of them. */
+    next = t->saturated_floor = t->plateau;
+    t->floor_windows = VT_INTERVAL_TUNE_FLOOR_WINDOWS;
+    t->plateau = 0;
+  } else if (mean <= VT_INTERVAL_TUNE_HIGH) {
+    t->plateau = 0; /* in the band: no run of saturated halvings */
+  }
   guint was = t->scale;
-  vt_interval_tune_reset (t, next);
+  new_window (t, next);
+  t->trial_from = next < was ? was : 0;
+  t->trial_mean = mean;
   t->last_top = last_top;
   return next != was ? next : 0;
 }
@@ -117,7 +155,6 @@ vt_interval_tune_set_min (VtIntervalTune *t, guint min_scale)
 void
 vt_interval_tune_reset (VtIntervalTune *t, guint scale)
 {
-  t->scale = CLAMP (scale, t->min_scale, t->max_scale);
-  t->seen = 0;
-  t->weighted = t->bytes = t->top_weighted = t->top_bytes = 0;
+  t->trial_from = t->plateau = t->saturated_floor = t->floor_windows = 0;
+  new_window (t, scale);
 }

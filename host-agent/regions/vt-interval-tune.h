@@ -34,6 +34,19 @@
 #define VT_INTERVAL_TUNE_LOW 0.25
 #define VT_INTERVAL_TUNE_HIGH 0.6
 #define VT_INTERVAL_TUNE_WINDOW 5 /* at scale 1; at scale s, 5/s (at least 1) */
+/* Halvings that each lower the mean by less than GAIN (a share of
+ * max_accesses), all the way to the shortest scale allowed, while it still
+ * reads over the band, are undone: the scale goes back to the longest one
+ * that read the same, and that is the floor for FLOOR_WINDOWS windows
+ * (then the tuner looks down again). Counts saturated at every one of
+ * those intervals rank no better at the shortest, which costs the most
+ * CPU. Seen in the contended bench: busy VMs' THP-backed hot sets read
+ * over the band from 8x down to 1x, and their kdamonds at 5 ms took 28-34
+ * of vtierd's ~72 CPU-s a run. A run of halvings that reads the same
+ * before one that lowers it (a hot set touched every 25 ms, from 16x) goes
+ * on down as before. */
+#define VT_INTERVAL_TUNE_GAIN 0.1
+#define VT_INTERVAL_TUNE_FLOOR_WINDOWS 30
 /* Starved is judged on the hottest 1/TOP of the accessed bytes. */
 #define VT_INTERVAL_TUNE_TOP 10
 
