@@ -913,6 +913,14 @@ typedef struct {
   guint64 now_us;
 } SweptMemory;
 
+/* A 1 GiB guest whose 64 MiB hot set at 512 MiB is touched every `period_us`. */
+static SweptMemory
+hot_set_every (guint64 period_us, guint32 seed)
+{
+  return (SweptMemory) { 512 * MiB, 576 * MiB, period_us, 0, g_rand_new_with_seed (seed),
+                         0, 0, 0, 0, 0 };
+}
+
 /* Whether the pass touched [page, page + scan_page) in (now - sample, now]. */
 static gboolean
 swept_by_scan (const SweptMemory *mem, guint64 addr)
@@ -979,7 +987,7 @@ static void
 test_tune_slow_hot_set_reads_hot (void)
 {
   VtAddrRange range = { 0, 1 * GiB };
-  SweptMemory mem = { 512 * MiB, 576 * MiB, 500000, 0, g_rand_new_with_seed (3), 0, 0, 0, 0, 0 };
+  SweptMemory mem = hot_set_every (500000, 3);
   g_autoptr (VtRegionSet) untuned = vt_region_set_new (&default_attrs, &range, 1, 42);
   g_autoptr (VtIntervalTune) off = vt_interval_tune_new (1);
   run_tuned (untuned, off, &mem, 100, 0);
@@ -1018,7 +1026,7 @@ static void
 test_tune_starved_at_bound (void)
 {
   VtAddrRange range = { 0, 1 * GiB };
-  SweptMemory mem = { 512 * MiB, 576 * MiB, 2500000, 0, g_rand_new_with_seed (5), 0, 0, 0, 0, 0 };
+  SweptMemory mem = hot_set_every (2500000, 5);
   /* vtierd's default: no region over 16 MiB (max-region-mib). */
   VtRegionAttrs attrs = default_attrs;
   attrs.min_nr_regions = vt_regions_min_for_size (range.end, 10, 1000, 16 * MiB);
@@ -1091,6 +1099,20 @@ test_tune_scan_beside_hot_set_is_not_starved (void)
   g_rand_free (mem.rand);
 }
 
+/* A tuner up to `max_scale`, started at `start_scale`, and the regions of
+ * `mem`'s guest, after `aggregations` of them. */
+static VtIntervalTune *
+tuned_from (SweptMemory *mem, VtRegionSet **set, guint max_scale, guint start_scale,
+            guint aggregations)
+{
+  VtAddrRange range = { 0, 1 * GiB };
+  *set = vt_region_set_new (&default_attrs, &range, 1, 42);
+  VtIntervalTune *tune = vt_interval_tune_new (max_scale);
+  vt_interval_tune_reset (tune, start_scale);
+  run_tuned (*set, tune, mem, aggregations, 0);
+  return tune;
+}
+
 /* Runs `aggregations` and counts those at scale 1 (the shortest). */
 static guint
 aggregations_at_scale_1 (VtRegionSet *set, VtIntervalTune *tune, SweptMemory *mem,
@@ -1113,12 +1135,9 @@ aggregations_at_scale_1 (VtRegionSet *set, VtIntervalTune *tune, SweptMemory *me
 static void
 test_tune_saturated_hot_set_goes_back_up (void)
 {
-  VtAddrRange range = { 0, 1 * GiB };
-  SweptMemory mem = { 512 * MiB, 576 * MiB, 2000, 0, g_rand_new_with_seed (4), 0, 0, 0, 0, 0 };
-  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, &range, 1, 42);
-  g_autoptr (VtIntervalTune) tune = vt_interval_tune_new (16);
-  vt_interval_tune_reset (tune, 8);
-  run_tuned (set, tune, &mem, 100, 0);
+  SweptMemory mem = hot_set_every (2000, 4);
+  g_autoptr (VtRegionSet) set = NULL;
+  g_autoptr (VtIntervalTune) tune = tuned_from (&mem, &set, 16, 8, 100);
   guint at_1 = aggregations_at_scale_1 (set, tune, &mem, 200);
   g_test_message ("scale %u at the end, %u of 200 aggregations at 1x",
                   vt_interval_tune_scale (tune), at_1);
@@ -1135,12 +1154,9 @@ test_tune_saturated_hot_set_goes_back_up (void)
 static void
 test_tune_saturated_then_spreading_goes_down (void)
 {
-  VtAddrRange range = { 0, 1 * GiB };
-  SweptMemory mem = { 512 * MiB, 576 * MiB, 25000, 0, g_rand_new_with_seed (7), 0, 0, 0, 0, 0 };
-  g_autoptr (VtRegionSet) set = vt_region_set_new (&default_attrs, &range, 1, 42);
-  g_autoptr (VtIntervalTune) tune = vt_interval_tune_new (32);
-  vt_interval_tune_reset (tune, 16);
-  run_tuned (set, tune, &mem, 200, 0);
+  SweptMemory mem = hot_set_every (25000, 7);
+  g_autoptr (VtRegionSet) set = NULL;
+  g_autoptr (VtIntervalTune) tune = tuned_from (&mem, &set, 32, 16, 200);
   guint changes = run_tuned (set, tune, &mem, 100, 100);
   g_test_message ("scale %u, %u changes in the last 100", vt_interval_tune_scale (tune), changes);
   g_assert_cmpuint (vt_interval_tune_scale (tune), <=, 2);
