@@ -172,16 +172,21 @@ static void
 render_nodes (GString *out, const VtHostTiers *tiers)
 {
   static const char *const names[] = { "vtier_node_total_bytes", "vtier_node_free_bytes",
-                                       "vtier_node_top_tier" };
-  static const char *const helps[] = { "Memory of the host node.", "Free memory of the host node.",
-                                       "Whether the node is in the top memory tier (1) or not (0)." };
+                                       "vtier_node_top_tier", "vtier_node_kernel_floor_bytes" };
+  static const char *const helps[] = {
+    "Memory of the host node.", "Free memory of the host node.",
+    "Whether the node is in the top memory tier (1) or not (0).",
+    "Free memory the kernel keeps on the node (promo watermark, boost, lowmem reserve); "
+    "vtierd's promotions leave at least this free on a top-tier node.",
+  };
   for (gsize m = 0; m < G_N_ELEMENTS (names); m++) {
     family (out, names[m], "gauge", helps[m]);
     for (guint i = 0; i < tiers->nodes->len; i++) {
       const VtNodeInfo *node = &g_array_index (tiers->nodes, VtNodeInfo, i);
       if (node->total == 0)
         continue;
-      guint64 v = m == 0 ? node->total : m == 1 ? node->free : (guint64) node->top;
+      guint64 v = m == 0 ? node->total : m == 1 ? node->free : m == 2 ? (guint64) node->top
+                                                                      : node->kernel_floor;
       g_string_append_printf (out, "%s{node=\"%u\",tier=\"%u\"} %" G_GUINT64_FORMAT "\n", names[m],
                               node->node, node->tier, v);
     }

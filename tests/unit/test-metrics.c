@@ -58,7 +58,8 @@ test_render (void)
   g_variant_builder_add_value (&b, sample_vm ("x\"} 1\nvtier_vms 99\\", 100 * MiB, 512 * MiB));
   g_autoptr (GVariant) vms = g_variant_ref_sink (g_variant_builder_end (&b));
 
-  VtNodeInfo node0 = { .node = 0, .tier = 4, .top = TRUE, .total = 2048 * MiB, .free = 12 * MiB };
+  VtNodeInfo node0 = { .node = 0, .tier = 4, .top = TRUE, .total = 2048 * MiB, .free = 12 * MiB,
+                       .kernel_floor = 46 * MiB };
   VtNodeInfo node1 = { .node = 1, .tier = 22, .top = FALSE, .total = 3072 * MiB, .free = 2 * 1024 * MiB };
   VtHostTiers tiers = { .nodes = g_array_new (FALSE, FALSE, sizeof (VtNodeInfo)) };
   g_array_append_val (tiers.nodes, node0);
@@ -91,6 +92,7 @@ test_render (void)
   g_assert_cmpuint (count_lines (text, "vtier_vm_target_bytes{"), ==, 0);
   g_assert_cmpuint (count_lines (text, "vtier_vm_ram_bytes{"), ==, 2);
   g_assert_nonnull (strstr (text, "vtier_node_free_bytes{node=\"0\",tier=\"4\"} 12582912\n"));
+  g_assert_nonnull (strstr (text, "vtier_node_kernel_floor_bytes{node=\"0\",tier=\"4\"} 48234496\n"));
   g_assert_nonnull (strstr (text, "vtier_node_top_tier{node=\"1\",tier=\"22\"} 0\n"));
   g_assert_nonnull (strstr (text, "vtier_cpu_seconds_total 1.5\n"));
   /* The main thread by part; "other" is what no part took. */

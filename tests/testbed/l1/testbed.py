@@ -280,13 +280,45 @@ def watermark_mib(node, *names):
     return pages * 4096 // 2**20
 
 
+def kernel_floor_bytes(node):
+    """What the kernel keeps free on the node, and its step, in bytes, read
+    as vtierd reads them (vt-tiers.c): per zone with managed pages, its
+    promo watermark, boost, and its free pages up to its largest
+    protection; the step is promo less high."""
+    floor = step = 0
+    zone = {}
+
+    def add():
+        if zone.get("managed"):
+            floor_pages = zone.get("promo", 0) + zone.get("boost", 0) + \
+                min(zone.get("free", 0), zone.get("protection", 0))
+            return floor_pages * 4096, (zone.get("promo", 0) - zone.get("high", 0)) * 4096
+        return 0, 0
+    with open("/proc/zoneinfo") as f:
+        for line in f:
+            w = line.replace("(", " ").replace(")", " ").replace(",", " ").split()
+            if line.startswith("Node "):
+                f_, s_ = add()
+                floor, step = floor + f_, step + s_
+                zone = {"node": int(w[1])}
+            elif zone.get("node") != node or not w:
+                continue
+            elif w[:2] == ["pages", "free"]:
+                zone["free"] = int(w[2])
+            elif w[0] in ("managed", "boost", "high", "promo") and len(w) == 2:
+                zone[w[0]] = int(w[1])
+            elif w[0] == "protection:":
+                zone["protection"] = int(w[-1])
+    f_, s_ = add()
+    return floor + f_, step + s_
+
+
 def vtierd_free_target_mib(node=0):
     """What vtierd keeps free on a top-tier node by default, at most
-    (vt_tiering_free_targets): the kernel's floor (its promo watermark,
-    boost, and the free pages lower zones keep from user memory), and the
-    refill two of the kernel's steps (promo less high) above it."""
-    step = watermark_mib(node, "promo") - watermark_mib(node, "high")
-    return watermark_mib(node, "promo", "boost") + protected_free_mib(node) + max(2 * step, 8)
+    (vt_tiering_free_targets): the kernel's floor, and the refill two of
+    its steps (at least 8 MiB) above it."""
+    floor, step = kernel_floor_bytes(node)
+    return (floor + max(2 * step, 8 << 20)) >> 20
 
 
 def protected_free_mib(node):

@@ -126,6 +126,15 @@ for node in (0, 1):
     top = [v for k, v in samples.items() if k.startswith(f'vtier_node_top_tier{{node="{node}"')]
     check(got == [str(total)] and top == ["1" if node == 0 else "0"],
           f"metrics: node{node} total {got} (sysfs {total}), top tier {top}")
+    # vtierd's reading of the kernel's free floor (zoneinfo) is the one
+    # its promotions keep: within 2 MiB of ours (a zone's free pages
+    # count up to its protection, and move).
+    floor = [int(v) for k, v in samples.items()
+             if k.startswith(f'vtier_node_kernel_floor_bytes{{node="{node}"')]
+    want = testbed.kernel_floor_bytes(node)[0]
+    check(len(floor) == 1 and want > 0 and abs(floor[0] - want) <= 2 << 20,
+          f"metrics: node{node} kernel floor {[v >> 20 for v in floor]} MiB "
+          f"(zoneinfo {want >> 20} MiB)")
 
 victim.kill()
 check(vtierd.alive(), "vtierd still runs")
