@@ -762,7 +762,7 @@ class Guest:
             chunks = cache.setdefault("chunks", {})
             mon = self.monitor()
             try:
-                tbprobe.translate(mon, range(0, self.mem << 20, tbprobe.CHUNK), chunks)
+                tbprobe.translate_span(mon, 0, (self.mem << 20) // tbprobe.CHUNK - 1, chunks)
             finally:
                 mon.close()
             cache["ram_ranges"] = tbprobe.host_ranges(chunks)
