@@ -89,16 +89,12 @@ add_zone (VtNodeInfo *nodes, guint n_nodes, gint node, const ZoneMarks *z, guint
   }
 }
 
-/* The kernel's free-memory floors of each node, from proc/zoneinfo: see
- * VtNodeInfo. Zones are "Node N, zone NAME" blocks; their free count is
- * "pages free N", a watermark "NAME N", the protection "(a, b, ..., z)",
- * whose last entry is what the zone holds back from movable user memory. */
-static void
-read_kernel_floors (VtNodeInfo *nodes, guint n_nodes)
+/* Zones are "Node N, zone NAME" blocks; their free count is "pages free
+ * N", a watermark "NAME N", the protection "(a, b, ..., z)", whose last
+ * entry is what the zone holds back from movable user memory. */
+void
+vt_host_tiers_parse_zoneinfo (const char *text, VtNodeInfo *nodes, guint n_nodes)
 {
-  g_autofree char *text = vt_sysfs_read ("proc/zoneinfo", NULL);
-  if (!text)
-    return;
   guint64 page = (guint64) sysconf (_SC_PAGESIZE);
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   ZoneMarks z = { 0 };
@@ -132,6 +128,16 @@ read_kernel_floors (VtNodeInfo *nodes, guint n_nodes)
     }
   }
   add_zone (nodes, n_nodes, node, &z, page);
+}
+
+/* The kernel's free-memory floors of each node (VtNodeInfo); none where
+ * proc/zoneinfo cannot be read. */
+static void
+read_kernel_floors (VtNodeInfo *nodes, guint n_nodes)
+{
+  g_autofree char *text = vt_sysfs_read ("proc/zoneinfo", NULL);
+  if (text)
+    vt_host_tiers_parse_zoneinfo (text, nodes, n_nodes);
 }
 
 /* node -> tier id from memory_tiering/memory_tierN/nodelist. */

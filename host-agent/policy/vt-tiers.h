@@ -40,6 +40,9 @@ VtHostTiers *vt_host_tiers_read (GError **error);
 void vt_host_tiers_free (VtHostTiers *tiers);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtHostTiers, vt_host_tiers_free)
 
+/* Adds /proc/zoneinfo's kernel floors and steps to the nodes it names
+ * (kernel_floor, kernel_step; zones of other nodes are skipped). */
+void vt_host_tiers_parse_zoneinfo (const char *text, VtNodeInfo *nodes, guint n_nodes);
 const VtNodeInfo *vt_host_tiers_node (const VtHostTiers *tiers, guint node);
 /* Bytes of free hugetlbfs pages of `page_size` on the node (0 for another
  * size or no pool). */

@@ -1,11 +1,12 @@
 /* A line of the damon_aggregated tracepoint (trace_pipe), as the kernel
  * prints it, and the node lists and sizes vtierd reads from sysfs and
- * configs. */
+ * configs, and /proc/zoneinfo's watermarks. */
 #include "fuzz.h"
 
 #include "access/vt-damon.h"
 #include "common/vt-size.h"
 #include "common/vt-sysfs.h"
+#include "policy/vt-tiers.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
@@ -22,5 +23,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     g_array_unref (nodes);
   guint64 bytes;
   vt_parse_size (line, &bytes);
+  VtNodeInfo two[2] = { { .node = 0 }, { .node = 1 } };
+  vt_host_tiers_parse_zoneinfo (line, two, G_N_ELEMENTS (two));
   return 0;
 }

@@ -511,6 +511,14 @@ test_kernel_floor_from_zoneinfo (void)
                                tiers->top_kernel_step);
   g_assert_cmpuint (m.low, ==, 2048 * MiB / 20);
   g_assert_cmpuint (m.high, ==, 2048 * MiB / 10);
+  /* Before 6.1 zoneinfo has no promo line: high is the floor, no step. */
+  VtNodeInfo old = { .node = 0 };
+  vt_host_tiers_parse_zoneinfo ("Node 0, zone   Normal\n  pages free     100\n"
+                                "        boost    2\n        min      10\n        low      12\n"
+                                "        high     14\n        managed  1000\n"
+                                "        protection: (0, 0, 0)\n", &old, 1);
+  g_assert_cmpuint (old.kernel_floor, ==, 16 * PAGE);
+  g_assert_cmpuint (old.kernel_step, ==, 0);
   drop_host ();
 }
 
