@@ -176,8 +176,8 @@ render_nodes (GString *out, const VtHostTiers *tiers)
   static const char *const helps[] = {
     "Memory of the host node.", "Free memory of the host node.",
     "Whether the node is in the top memory tier (1) or not (0).",
-    "Free memory the kernel keeps on the node (promo watermark, boost, lowmem reserve); "
-    "vtierd's promotions leave at least this free on a top-tier node.",
+    ("Free memory the kernel keeps on the node (promo watermark, boost, lowmem reserve); "
+     "vtierd's promotions leave at least this free on a top-tier node."),
   };
   for (gsize m = 0; m < G_N_ELEMENTS (names); m++) {
     family (out, names[m], "gauge", helps[m]);
