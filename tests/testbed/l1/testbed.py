@@ -272,17 +272,34 @@ def node_free_mib(node):
     raise RuntimeError(f"node{node} has no MemFree")
 
 
+def zones(node, path="/proc/zoneinfo"):
+    """The node's zones with memory, as /proc/zoneinfo gives them, in
+    pages: {"free", "managed", "min", "low", "high", "promo", "boost",
+    "protection"} ("protection": the largest of its lowmem_reserve; a
+    zone without memory has no watermarks and no free pages)."""
+    out, zone = [], None
+    with open(path) as f:
+        for line in f:
+            w = line.replace("(", " ").replace(")", " ").replace(",", " ").split()
+            if line.startswith("Node "):
+                zone = {} if int(w[1]) == node else None
+                if zone is not None:
+                    out.append(zone)
+            elif zone is None or not w:
+                continue
+            elif w[:2] == ["pages", "free"]:
+                zone["free"] = int(w[2])
+            elif w[0] in ("managed", "min", "low", "high", "promo", "boost") and len(w) == 2:
+                zone[w[0]] = int(w[1])
+            elif w[0] == "protection:":
+                zone["protection"] = max(int(x) for x in w[1:])
+    return [z for z in out if z.get("managed")]
+
+
 def watermark_mib(node, *names):
     """The sum over the node's zones of the named /proc/zoneinfo lines
     ("min", "low", "high", "boost"), in MiB."""
-    pages, in_node = 0, False
-    with open("/proc/zoneinfo") as f:
-        for line in f:
-            if line.startswith("Node "):
-                in_node = line.split(",")[0] == f"Node {node}"
-            elif in_node and line.split()[:1] and line.split()[0] in names:
-                pages += int(line.split()[1])
-    return pages * 4096 // 2**20
+    return sum(z.get(n, 0) for z in zones(node) for n in names) * 4096 // 2**20
 
 
 def kernel_floor_bytes(node):
@@ -290,32 +307,10 @@ def kernel_floor_bytes(node):
     as vtierd reads them (vt-tiers.c): per zone with managed pages, its
     promo watermark, boost, and its free pages up to its largest
     protection; the step is promo less high."""
-    floor = step = 0
-    zone = {}
-
-    def add():
-        if zone.get("managed"):
-            floor_pages = zone.get("promo", 0) + zone.get("boost", 0) + \
-                min(zone.get("free", 0), zone.get("protection", 0))
-            return floor_pages * 4096, (zone.get("promo", 0) - zone.get("high", 0)) * 4096
-        return 0, 0
-    with open("/proc/zoneinfo") as f:
-        for line in f:
-            w = line.replace("(", " ").replace(")", " ").replace(",", " ").split()
-            if line.startswith("Node "):
-                f_, s_ = add()
-                floor, step = floor + f_, step + s_
-                zone = {"node": int(w[1])}
-            elif zone.get("node") != node or not w:
-                continue
-            elif w[:2] == ["pages", "free"]:
-                zone["free"] = int(w[2])
-            elif w[0] in ("managed", "boost", "high", "promo") and len(w) == 2:
-                zone[w[0]] = int(w[1])
-            elif w[0] == "protection:":
-                zone["protection"] = int(w[-1])
-    f_, s_ = add()
-    return floor + f_, step + s_
+    zs = zones(node)
+    floor = sum(z.get("promo", 0) + z.get("boost", 0) + min(z.get("free", 0), z.get("protection", 0))
+                for z in zs)
+    return floor * 4096, sum(z.get("promo", 0) - z.get("high", 0) for z in zs) * 4096
 
 
 def vtierd_free_target_mib(node=0):
@@ -331,18 +326,7 @@ def protected_free_mib(node):
     up to the largest of its lowmem_reserve ("protection"), which keeps the
     DMA zone's 6 MiB from every movable allocation. node_free_mib counts
     them; a hold that trusts it goes under DMA32's min watermark."""
-    pages, in_node, free = 0, False, 0
-    with open("/proc/zoneinfo") as f:
-        for line in f:
-            w = line.split()
-            if line.startswith("Node "):
-                in_node = line.split(",")[0] == f"Node {node}"
-            elif in_node and w[:2] == ["pages", "free"]:
-                free = int(w[2])
-            elif in_node and w[:1] == ["protection:"]:
-                reserve = max(int(x.strip("(),")) for x in w[1:])
-                pages += min(free, reserve)
-    return pages * 4096 // 2**20
+    return sum(min(z.get("free", 0), z.get("protection", 0)) for z in zones(node)) * 4096 // 2**20
 
 
 def python_on_node(node, code):
