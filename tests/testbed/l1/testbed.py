@@ -654,8 +654,10 @@ class Guest:
                             "starts on its console), the emulated host reset it")
         return lines
 
-    def wait_ready(self, timeout=600):
-        paused = _pause_ready_siblings(self)
+    def wait_ready(self, timeout=600, pause_others=None):
+        """`pause_others`: pause the guests already up while this one
+        boots (_pause_ready_siblings); None: when no vtierd runs."""
+        paused = _pause_ready_siblings(self, pause_others)
         try:
             return self._wait_ready(timeout)
         finally:
@@ -928,7 +930,7 @@ class Guest:
             wait_for(f"guest {self.name} to exit", lambda: not self.alive(), 30, 0.2)
 
 
-def _pause_ready_siblings(booting):
+def _pause_ready_siblings(booting, pause_others=None):
     """Pauses the guests already running their workload while `booting`
     boots, when no vtierd of the testbed's runs (none is measuring them):
     on the emulated host's one CPU, a guest booting beside a busy one took
@@ -936,7 +938,7 @@ def _pause_ready_siblings(booting):
     scenario checks starts after its guests are up, so their pause is
     not under test; a scenario whose guest boots under vtierd keeps its
     others running."""
-    if any(v.alive() for v in Vtierd.running):
+    if pause_others is False or (pause_others is None and any(v.alive() for v in Vtierd.running)):
         return []
     paused = []
     for g in _guests:
