@@ -134,8 +134,8 @@ for count in COUNTS:
         # the guests of the counts kept are booted again: each count adds to them
         while len(guests) < count:
             g = testbed.Guest.start(f"n{len(guests) + 1}", size=256, hot=HOT_MIB, verify=600)
-            # The others paused while it boots, vtierd running: what is
-            # measured comes after settle().
+            # The others paused while it boots (on a one-CPU host), vtierd
+            # running: what is measured comes after settle().
             g.wait_ready(timeout=600, pause_others=True)
             guests.append(g)
         settle(vtierd, [x.name for x in guests])
