@@ -421,8 +421,8 @@ test_parse_trace_line (void)
     "  kdamond.0-244  [000] .....  47.4: damon_aggregated: target_id=-1 nr_regions=9 1-2: 0 5",
     "  kdamond.0-244  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=0 1-2: 0 5",
     "  kdamond.0-244  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=9 8-2: 0 5",
-    "  kdamond.0-244  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=9 "
-    "1-99999999999999999999: 0 5",
+    ("  kdamond.0-244  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=9 "
+     "1-99999999999999999999: 0 5"),
     "  kdamond.0-abc  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=9 1-2: 0 5",
     "  kdamond.0  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=9 1-2: 0 5",
     "# kdamond.0-244  [000] .....  47.4: damon_aggregated: target_id=0 nr_regions=9 1-2: 0 5",
