@@ -19,6 +19,7 @@ struct _VtIntervalTune {
   guint trial_from, plateau;
   double trial_mean;
   guint saturated_floor, floor_windows;
+  gboolean starved; /* vt_interval_tune_starved, held from window to window */
 };
 
 /* A window begins at `scale`: nothing observed in it yet. */
@@ -126,14 +127,23 @@ vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, g
   t->trial_from = next < was ? was : 0;
   t->trial_mean = mean;
   t->last_top = last_top;
+  /* Starved from under the band, and no longer only from well within it:
+   * a hot set whose hottest tenth reads about a quarter of the maximum
+   * at the longest intervals read under and in by turns, and the hot
+   * threshold halved and came back with it (see the header). */
+  if (t->scale < t->max_scale || last_top < 0)
+    t->starved = FALSE;
+  else if (last_top < VT_INTERVAL_TUNE_LOW)
+    t->starved = TRUE;
+  else if (last_top >= VT_INTERVAL_TUNE_FED)
+    t->starved = FALSE;
   return next != was ? next : 0;
 }
 
 gboolean
 vt_interval_tune_starved (const VtIntervalTune *t)
 {
-  return t->max_scale > 1 && t->scale == t->max_scale && t->last_top >= 0 &&
-         t->last_top < VT_INTERVAL_TUNE_LOW;
+  return t->max_scale > 1 && t->scale == t->max_scale && t->starved;
 }
 
 guint
@@ -156,5 +166,6 @@ void
 vt_interval_tune_reset (VtIntervalTune *t, guint scale)
 {
   t->trial_from = t->plateau = t->saturated_floor = t->floor_windows = 0;
+  t->starved = FALSE;
   new_window (t, scale);
 }

@@ -1184,6 +1184,40 @@ test_tune_idle_goes_to_bound (void)
   g_assert_cmpuint (vt_interval_tune_scale (odd), ==, 12);
 }
 
+/* A hot set touched at about the longest intervals' reach: each page of
+ * a 64 MiB hot set every 700-900 ms, read at 32x (160 ms) by its hottest
+ * tenth at about a quarter of the maximum. Starved or not decides the
+ * hot threshold (vt-tracker.c halves it), so it must not turn with each
+ * window's noise. Before the hysteresis it turned 322 times in these 900
+ * aggregations; in heat-current on a slow host it turned every ~30 s,
+ * and vtierd's hot bytes (a mean of 5 aggregations, each at the
+ * threshold then) sat at 45-47 MiB for a 64 MiB hot set while its hot
+ * regions held 98% of it. */
+static void
+test_tune_starved_holds_near_the_edge (void)
+{
+  guint flips = 0;
+  for (guint64 period_ms = 700; period_ms <= 900; period_ms += 100) {
+    VtAddrRange range = { 0, 1 * GiB };
+    SweptMemory mem = hot_set_every (period_ms * 1000, 9);
+    VtRegionAttrs attrs = default_attrs;
+    attrs.min_nr_regions = vt_regions_min_for_size (range.end, 10, 1000, 16 * MiB);
+    g_autoptr (VtRegionSet) set = vt_region_set_new (&attrs, &range, 1, 42);
+    g_autoptr (VtIntervalTune) tune = vt_interval_tune_new (32);
+    vt_interval_tune_set_min (tune, 4);
+    run_tuned (set, tune, &mem, 100, 0);
+    gboolean was = vt_interval_tune_starved (tune);
+    for (guint a = 0; a < 300; a++) {
+      run_tuned (set, tune, &mem, 1, 0);
+      flips += vt_interval_tune_starved (tune) != was;
+      was = vt_interval_tune_starved (tune);
+    }
+    g_rand_free (mem.rand);
+  }
+  g_test_message ("%u flips of starved in 900 aggregations", flips);
+  g_assert_cmpuint (flips, <=, 60);
+}
+
 /* A shared kdamond that ran another VM's ratio of intervals: 40 samples
  * an aggregation brought to a VM that counts 20, and 10 to one of 40. */
 static void
@@ -1237,6 +1271,8 @@ main (int argc, char **argv)
   g_test_add_func ("/regions/tune/saturated-then-spreading-goes-down",
                    test_tune_saturated_then_spreading_goes_down);
   g_test_add_func ("/regions/tune/idle-goes-to-bound", test_tune_idle_goes_to_bound);
+  g_test_add_func ("/regions/tune/starved-holds-near-the-edge",
+                   test_tune_starved_holds_near_the_edge);
   g_test_add_func ("/regions/rescale-accesses", test_rescale_accesses);
   return g_test_run ();
 }
