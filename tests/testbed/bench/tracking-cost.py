@@ -13,10 +13,16 @@ configuration is kept in /results/tracking/, so a boot the emulated host
 loses resumes where it stopped.
 
     tracking-cost.py [--measure-s S] [--repeats N] [--sizes 256,512|none]
-                     [--counts 1,2,4|none] [--kdamonds N]
+                     [--counts 1,2,4|none] [--kdamonds N] [--against-baseline N]
 
 --kdamonds: vtierd's [access] kdamonds; with fewer than VMs they share
 (a kdamond counts once however many VMs it tracks).
+--against-baseline N: this tree's vtierd and the baseline's
+(VTIER_BASELINE_BUILD_DIR), each started N times on each size's guest,
+in turns (ABBA...), instead of the sizes and counts above: the same guest
+for both, and each start a tuner of its own from the start scale, so the
+table gives the spread of where each build's tuner settles, not one
+start's luck. Only the sizes.
 """
 import argparse
 import json
@@ -37,6 +43,7 @@ ap.add_argument("--repeats", type=int, default=3)
 ap.add_argument("--sizes", type=int_list, default=[256, 512, 1024, 2048])
 ap.add_argument("--counts", type=int_list, default=[1, 2, 3, 4])
 ap.add_argument("--kdamonds", type=int, default=None)
+ap.add_argument("--against-baseline", type=int, default=0, metavar="N")
 args = ap.parse_args()
 MEASURE_S, SIZES, COUNTS = args.measure_s, args.sizes, args.counts
 HOT_MIB = 32
@@ -111,9 +118,51 @@ results = {"measure_s": MEASURE_S, "repeats": args.repeats, "kdamonds_config": a
 # beside tracking, and moving a running guest's pages kills the two-CPU
 # emulated host sooner. Its eight-guest part dies at two CPUs even so:
 # the guests alone do it (tests/testbed/flake-many.py).
-vtierd = testbed.Vtierd("[discovery]\nlibvirt=false\n[access]\ndirty-rate-interval=0\n"
-                        + (f"kdamonds={args.kdamonds}\n" if args.kdamonds else "")
-                        + "[tiering]\nenabled=false\n").start()
+CONFIG = ("[discovery]\nlibvirt=false\n[access]\ndirty-rate-interval=0\n"
+          + (f"kdamonds={args.kdamonds}\n" if args.kdamonds else "") + "[tiering]\nenabled=false\n")
+
+
+def against_baseline(rounds):
+    """Each size's guest tracked by this tree's vtierd and the baseline's,
+    `rounds` starts each, in turns; a table of the per-VM cost of each
+    start (the median of its windows) and the scale it ended at."""
+    builds = {"this": "vtierd", "baseline": testbed.Vtierd.BASELINE}
+    if not os.access(builds["baseline"], os.X_OK):
+        raise SystemExit("tracking-cost.py: --against-baseline needs VTIER_BASELINE_BUILD_DIR")
+    rows = []
+    for size in SIZES:
+        g = testbed.Guest.start(f"size{size}", size=size, hot=HOT_MIB, verify=600)
+        g.wait_ready(timeout=600)
+        starts = {b: [] for b in builds}
+        for k in range(rounds):
+            for b in (("this", "baseline") if k % 2 == 0 else ("baseline", "this")):
+                v = testbed.Vtierd(CONFIG, program=builds[b]).start()
+                settle(v, [g.name])
+                r = cost(v, [g.name])
+                r["scale"] = v.ctl("heat", g.name)["sample_us"] // 5000  # [regions] sample-us
+                v.stop()
+                starts[b].append(r)
+                print(f"size {size} MiB, {b} start {k + 1}: {spread(r, 'total_per_vm')} CPU s/s "
+                      f"per VM, at {r['scale']}x", flush=True)
+        g.stop()
+        rows.append({"size_mib": size, "starts": starts})
+    print(f"\n| guest | build | per VM, each start's median (CPU s/s) | median [min-max] | "
+          f"scales at the end |  ({rounds} starts each, {args.repeats} windows of {MEASURE_S:.0f} s)")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        for b, rs in row["starts"].items():
+            per = [median(r, "total_per_vm") for r in rs]
+            print(f"| {row['size_mib']} MiB | {b} | {', '.join(f'{x:.4f}' for x in per)} | "
+                  f"{statistics.median(per):.4f} [{min(per):.4f}-{max(per):.4f}] | "
+                  f"{', '.join(str(r['scale']) for r in rs)} |")
+    with open(os.path.join(testbed.RESULTS, "tracking-cost-ab.json"), "w") as f:
+        json.dump({"measure_s": MEASURE_S, "repeats": args.repeats, "rows": rows}, f, indent=1)
+
+
+if args.against_baseline:
+    against_baseline(args.against_baseline)
+    raise SystemExit(0)
+vtierd = testbed.Vtierd(CONFIG).start()
 
 for size in SIZES:
     r = kept("size", size)
