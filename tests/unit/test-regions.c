@@ -979,6 +979,17 @@ run_tuned (VtRegionSet *set, VtIntervalTune *tune, SweptMemory *mem, guint aggre
   return changes;
 }
 
+/* A region set over [0, size) as vtierd sets one up: no region over 16
+ * MiB (its max-region-mib). */
+static VtRegionSet *
+vtierd_region_set (guint64 size)
+{
+  VtAddrRange range = { 0, size };
+  VtRegionAttrs attrs = default_attrs;
+  attrs.min_nr_regions = vt_regions_min_for_size (size, 10, 1000, 16 * MiB);
+  return vt_region_set_new (&attrs, &range, 1, 42);
+}
+
 /* The case of the slow emulated host: a 64 MiB hot set of a 1 GiB guest,
  * each page touched every 500 ms. At 5 ms it reads about 1 of 40, under
  * the hot threshold; tuned, it reads hot, the cold memory does not, and the
@@ -1025,12 +1036,8 @@ test_tune_slow_hot_set_reads_hot (void)
 static void
 test_tune_starved_at_bound (void)
 {
-  VtAddrRange range = { 0, 1 * GiB };
   SweptMemory mem = hot_set_every (2500000, 5);
-  /* vtierd's default: no region over 16 MiB (max-region-mib). */
-  VtRegionAttrs attrs = default_attrs;
-  attrs.min_nr_regions = vt_regions_min_for_size (range.end, 10, 1000, 16 * MiB);
-  g_autoptr (VtRegionSet) set = vt_region_set_new (&attrs, &range, 1, 42);
+  g_autoptr (VtRegionSet) set = vtierd_region_set (1 * GiB);
   g_autoptr (VtIntervalTune) tune = vt_interval_tune_new (32);
   run_tuned (set, tune, &mem, 300, 0);
   g_assert_cmpuint (vt_interval_tune_scale (tune), ==, 32);
@@ -1075,12 +1082,9 @@ test_tune_starved_at_bound (void)
 static void
 test_tune_scan_beside_hot_set_is_not_starved (void)
 {
-  VtAddrRange range = { 0, 512 * MiB };
   SweptMemory mem = { 0, 8 * MiB, 2000, 0, g_rand_new_with_seed (6),
                       8 * MiB, 512 * MiB, 4700 * 1024, 2 * MiB, 0 };
-  VtRegionAttrs attrs = default_attrs;
-  attrs.min_nr_regions = vt_regions_min_for_size (range.end, 10, 1000, 16 * MiB);
-  g_autoptr (VtRegionSet) set = vt_region_set_new (&attrs, &range, 1, 42);
+  g_autoptr (VtRegionSet) set = vtierd_region_set (512 * MiB);
   g_autoptr (VtIntervalTune) tune = vt_interval_tune_new (32);
   /* There since its start (the tuner takes an idle VM there in seconds). */
   vt_interval_tune_reset (tune, 32);
@@ -1198,11 +1202,8 @@ test_tune_starved_holds_near_the_edge (void)
 {
   guint flips = 0;
   for (guint64 period_ms = 700; period_ms <= 900; period_ms += 100) {
-    VtAddrRange range = { 0, 1 * GiB };
     SweptMemory mem = hot_set_every (period_ms * 1000, 9);
-    VtRegionAttrs attrs = default_attrs;
-    attrs.min_nr_regions = vt_regions_min_for_size (range.end, 10, 1000, 16 * MiB);
-    g_autoptr (VtRegionSet) set = vt_region_set_new (&attrs, &range, 1, 42);
+    g_autoptr (VtRegionSet) set = vtierd_region_set (1 * GiB);
     g_autoptr (VtIntervalTune) tune = vt_interval_tune_new (32);
     vt_interval_tune_set_min (tune, 4);
     run_tuned (set, tune, &mem, 100, 0);
