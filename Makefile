@@ -63,8 +63,10 @@ check-qemu-patched: build
 check-af-xdp: build
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/af-xdp tests/testbed/long/af-xdp.py
 
-# The kernel engine on the current kernel (engine=kernel). Not in make
-# check yet: a VM above its share keeps its hot memory (see the scenario).
+# The kernel engine on the current kernel (engine=kernel): pressure and
+# fairness at 1:1 and a live 3:1. Not in make check, which has no room
+# left in its 30 minutes for a run of about 6 min (8 of 8 checks passed
+# on 2026-11-29: 1:1 within 15% at +95 s, 3:1 followed in 43 s).
 check-kernel-engine: build
 	tests/testbed/run --timeout 1800 --out $(BUILD)/long/kernel-engine tests/testbed/long/kernel-engine.py
 
