@@ -9,8 +9,8 @@
 #include "regions/vt-interval-tune.h"
 
 /* The hot bytes reported (vtierctl list, the metrics): their mean over
- * the aggregations of the last 4 s (5 at the start scale), and never
- * fewer than 2. Not a count of aggregations: at 32x five of them span 32
+ * the aggregations of the last 4 s (5 or 6 at the start scale), and
+ * never fewer than 2. Not a count of aggregations: at 32x five of them span 32
  * s, and heat-current (a hot set read at 32x on a slow host) reported
  * 45-47 MiB of a 64 MiB hot set while its hot regions held 98% of it,
  * the earliest of the five from before the hot set read hot. */
