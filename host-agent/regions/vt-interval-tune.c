@@ -20,6 +20,7 @@ struct _VtIntervalTune {
   double trial_mean;
   guint saturated_floor, floor_windows;
   gboolean starved; /* vt_interval_tune_starved, held from window to window */
+  guint asked; /* the scale the last window asked for, if it asked for a change (else 0) */
 };
 
 /* A window begins at `scale`: nothing observed in it yet. */
@@ -106,6 +107,7 @@ vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, g
     t->plateau = 0;
   guint floor = MAX (t->min_scale, t->saturated_floor);
   guint next = t->scale;
+  gboolean settled = FALSE; /* a change a run of windows asked for */
   if (mean < VT_INTERVAL_TUNE_LOW && t->scale < t->max_scale) {
     next = MIN (t->scale * 2, t->max_scale);
     t->plateau = 0;
@@ -117,11 +119,21 @@ vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, g
      * intervals (or its huge page is), and ranking it at the shortest
      * costs the most and tells no more. Back to the longest of them. */
     next = t->saturated_floor = t->plateau;
+    settled = TRUE;
     t->floor_windows = VT_INTERVAL_TUNE_FLOOR_WINDOWS;
     t->plateau = 0;
   } else if (mean <= VT_INTERVAL_TUNE_HIGH) {
     t->plateau = 0; /* in the band: no run of saturated halvings */
   }
+  /* A change waits for a second window in a row to ask for it. One
+   * window can be one aggregation (at 4x and up), and the few regions a
+   * near-idle VM touches make its mean noisy: in the tracking bench such a
+   * VM swung 4x -> 32x -> 4x within a minute, its kdamond's CPU 10x apart
+   * from one end to the other. */
+  guint asked = next != t->scale && !settled ? next : 0;
+  if (asked && asked != t->asked)
+    next = t->scale;
+  t->asked = next != t->scale ? 0 : asked;
   guint was = t->scale;
   new_window (t, next);
   t->trial_from = next < was ? was : 0;
@@ -165,7 +177,7 @@ vt_interval_tune_set_min (VtIntervalTune *t, guint min_scale)
 void
 vt_interval_tune_reset (VtIntervalTune *t, guint scale)
 {
-  t->trial_from = t->plateau = t->saturated_floor = t->floor_windows = 0;
+  t->trial_from = t->plateau = t->saturated_floor = t->floor_windows = t->asked = 0;
   t->starved = FALSE;
   new_window (t, scale);
 }
