@@ -275,6 +275,7 @@ vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map, G
   vt_heat_hold_update (t->hold, initial, n_initial); /* all cold until the first aggregation */
   guint max = vt_region_set_max_accesses (t->regions);
   t->hot_threshold = MAX (1, (max * config->hot_threshold_percent + 99) / 100);
+  vt_interval_tune_aim_long (t->tune, t->hot_threshold); /* fits, until told otherwise */
   t->history_cap = MAX (config->history, 1);
   t->history = g_new0 (VtHeatRow, t->history_cap);
 
@@ -402,7 +403,13 @@ vt_tracker_note_share (VtTracker *t, guint64 demand, guint64 target)
   t->fine_ranking = fine;
   if (t->tuning_refused)
     return;
-  guint scale = vt_interval_tune_set_min (t->tune, fine ? 1 : t->start_scale);
+  /* Down to the band's scale before the floor drops; up to the floor
+   * before the climb. */
+  guint scale = fine ? vt_interval_tune_aim_long (t->tune, 0) : 0;
+  guint raised = vt_interval_tune_set_min (t->tune, fine ? 1 : t->start_scale);
+  scale = raised ? raised : scale;
+  if (!fine)
+    vt_interval_tune_aim_long (t->tune, t->hot_threshold);
   if (scale) {
     g_debug ("tracking %s: its hot memory %s its share: not below %ux", t->name,
              fine ? "is more than" : "fits", scale);

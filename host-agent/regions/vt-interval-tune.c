@@ -21,15 +21,35 @@ struct _VtIntervalTune {
   guint saturated_floor, floor_windows;
   gboolean starved; /* vt_interval_tune_starved, held from window to window */
   guint asked; /* the scale the last window asked for, if it asked for a change (else 0) */
+  /* vt_interval_tune_aim_long's: the hot threshold (0: off); this window's
+   * sum over its aggregations of the bytes reading it, and of all bytes;
+   * the windows since the scale last changed and their mean hot bytes
+   * (the first window after a change left out: the regions settle). */
+  guint aim_hot;
+  double hot_sum, total;
+  guint at_windows;
+  double at_hot;
+  /* Climbing: the band's scale it climbed from (0: at it) and the hot
+   * bytes read there; windows left before the next try (after a step
+   * that grew the hot bytes). */
+  guint climb_from;
+  double climb_hot;
+  guint climb_hold;
+  guint climb_step_from; /* the last step's scale, until this one is judged (0: judged) */
 };
 
 /* A window begins at `scale`: nothing observed in it yet. */
 static void
 new_window (VtIntervalTune *t, guint scale)
 {
+  guint was = t->scale;
   t->scale = CLAMP (scale, t->min_scale, t->max_scale);
   t->seen = 0;
-  t->weighted = t->bytes = t->top_weighted = t->top_bytes = 0;
+  t->weighted = t->bytes = t->top_weighted = t->top_bytes = t->hot_sum = t->total = 0;
+  if (t->scale != was)
+    t->at_windows = 0, t->at_hot = 0;
+  if (t->scale < t->max_scale)
+    t->starved = FALSE;
 }
 
 VtIntervalTune *
@@ -75,6 +95,62 @@ add_hottest_tenth (VtIntervalTune *t, const VtRegion *regions, guint n, double a
   }
 }
 
+/* vt_interval_tune_aim_long's step, at a window's end: the scale after
+ * it, given the band's `band_next`. `settled`: a judgment over windows,
+ * which needs no second window to confirm it. */
+static guint
+aim_long_next (VtIntervalTune *t, guint band_next, double mean, gboolean *settled)
+{
+  double hot = t->hot_sum / t->seen, total = t->total / t->seen;
+  /* The first window at a scale is left out (its regions were split and
+   * merged at the last one); then the mean of about the last two. */
+  if (++t->at_windows == 2)
+    t->at_hot = hot;
+  else if (t->at_windows > 2)
+    t->at_hot = (t->at_hot + hot) / 2;
+  gboolean judged = t->at_windows > VT_INTERVAL_TUNE_AIM_WINDOWS;
+  if (t->climb_hold)
+    t->climb_hold--;
+  if (!t->climb_from) {
+    /* At the band's scale, the band decides; when it asks for nothing and
+     * what is in use reads in it or over, one step up. */
+    if (band_next != t->scale || !judged || t->climb_hold || t->scale >= t->max_scale ||
+        mean < VT_INTERVAL_TUNE_LOW)
+      return band_next;
+    t->climb_from = t->climb_step_from = t->scale;
+    t->climb_hot = t->at_hot;
+    *settled = TRUE;
+    return MIN (t->scale * 2, t->max_scale);
+  }
+  /* Over the band's scale the counts read higher, which is the point: the
+   * band's halving is not taken. Under its floor, what is in use reads
+   * too slowly even here: its doubling is, and becomes the band's scale. */
+  if (mean < VT_INTERVAL_TUNE_LOW && band_next > t->scale) {
+    t->climb_from = t->climb_step_from = 0;
+    return band_next;
+  }
+  if (!judged)
+    return t->scale;
+  *settled = TRUE;
+  if (t->at_hot > t->climb_hot + t->climb_hot / 8 + total / 64) {
+    /* More reads hot here than at the band's scale: here the threshold
+     * means another thing. Just stepped up: back one step (warm memory
+     * read hot at the longer one). Held here a while: the guest's use
+     * changed, and is measured again at the band's scale. */
+    guint back = t->climb_step_from ? t->climb_step_from : t->climb_from;
+    if (back == t->climb_from)
+      t->climb_from = 0;
+    t->climb_step_from = 0;
+    t->climb_hold = VT_INTERVAL_TUNE_AIM_HOLD;
+    return back;
+  }
+  t->climb_step_from = 0;
+  if (t->climb_hold || t->scale >= t->max_scale)
+    return t->scale;
+  t->climb_step_from = t->scale;
+  return MIN (t->scale * 2, t->max_scale);
+}
+
 guint
 vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, guint max_accesses)
 {
@@ -89,6 +165,13 @@ vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, g
     accessed += bytes;
   }
   t->bytes += accessed;
+  if (t->aim_hot) {
+    for (guint i = 0; i < n; i++) {
+      double bytes = (double) (regions[i].end - regions[i].start);
+      t->total += bytes;
+      t->hot_sum += regions[i].nr_accesses >= t->aim_hot ? bytes : 0;
+    }
+  }
   if (accessed > 0)
     add_hottest_tenth (t, regions, n, accessed, max_accesses);
   if (++t->seen < MAX (1, VT_INTERVAL_TUNE_WINDOW / t->scale))
@@ -125,6 +208,8 @@ vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, g
   } else if (mean <= VT_INTERVAL_TUNE_HIGH) {
     t->plateau = 0; /* in the band: no run of saturated halvings */
   }
+  if (t->aim_hot)
+    next = aim_long_next (t, next, mean, &settled);
   /* A change waits for a second window in a row to ask for it. One
    * window can be one aggregation (at 4x and up), and the few regions a
    * near-idle VM touches make its mean noisy: in the tracking bench such a
@@ -155,7 +240,7 @@ vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, g
 gboolean
 vt_interval_tune_starved (const VtIntervalTune *t)
 {
-  return t->max_scale > 1 && t->scale == t->max_scale && t->starved;
+  return t->starved; /* set only at a window's end at the longest scale, cleared below it */
 }
 
 guint
@@ -174,10 +259,25 @@ vt_interval_tune_set_min (VtIntervalTune *t, guint min_scale)
   return t->scale;
 }
 
+guint
+vt_interval_tune_aim_long (VtIntervalTune *t, guint hot_threshold)
+{
+  t->aim_hot = hot_threshold;
+  t->climb_hold = 0;
+  if (hot_threshold || !t->climb_from)
+    return 0;
+  guint was = t->scale;
+  t->trial_from = t->plateau = t->asked = 0;
+  new_window (t, t->climb_from);
+  t->climb_from = t->climb_step_from = 0;
+  return t->scale != was ? t->scale : 0;
+}
+
 void
 vt_interval_tune_reset (VtIntervalTune *t, guint scale)
 {
   t->trial_from = t->plateau = t->saturated_floor = t->floor_windows = t->asked = 0;
+  t->climb_from = t->climb_hold = t->climb_step_from = 0;
   t->starved = FALSE;
   new_window (t, scale);
 }

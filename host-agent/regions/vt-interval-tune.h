@@ -52,6 +52,11 @@
  * LOW it is, and it stays so until they read FED or more. */
 #define VT_INTERVAL_TUNE_TOP 10
 #define VT_INTERVAL_TUNE_FED 0.4
+/* vt_interval_tune_aim_long's: windows at a scale (the first not
+ * counted) before it is judged, and windows before it tries again after
+ * a step that grew the hot bytes. */
+#define VT_INTERVAL_TUNE_AIM_WINDOWS 2
+#define VT_INTERVAL_TUNE_AIM_HOLD 30
 
 typedef struct _VtIntervalTune VtIntervalTune;
 
@@ -89,3 +94,17 @@ void vt_interval_tune_reset (VtIntervalTune *tune, guint scale);
  * only where ranking decides something: a VM whose hot memory all fits its
  * share of the top tier needs hot told from cold, not hot from hotter. */
 guint vt_interval_tune_set_min (VtIntervalTune *tune, guint min_scale);
+/* For a VM whose hot memory fits its share (0: one that does not): from
+ * the band's scale it climbs, a doubling at a time, to the longest scale
+ * at which the bytes reading `hot_threshold` or more are those read at
+ * the band's scale, within an eighth (and 1/128 of the VM): hot stays
+ * hot and cold stays cold, and a longer interval costs less (one sample
+ * per region per interval). A step that grows them goes back one step,
+ * and the next waits AIM_HOLD windows; a growth where it has stayed goes
+ * back to the band's scale, to be measured there. In the tracking bench
+ * a near-idle VM's band held it at 4x (a 32 MiB set touched every ~17 ms
+ * reads 0.25-0.6 at 20 ms), at 0.10-0.17 CPU s/s, and 32x cost a fifth
+ * of that. Turned off, the tuner goes back to the band's scale: a VM
+ * whose hot memory is ranked against its share is measured where the
+ * band puts it. Returns the new scale when it changes, else 0. */
+guint vt_interval_tune_aim_long (VtIntervalTune *tune, guint hot_threshold);

@@ -123,14 +123,15 @@ test_heat_comes_with_its_own_counts (Fixture *f, gconstpointer data)
     g_assert_cmpuint (in.fresh_accesses[i], ==, in.regions[i].nr_accesses);
 }
 
-/* Tracking starts at the start scale (4x: 20 ms / 800 ms). Saturated
- * counts there keep it while the VM's hot memory fits its share (hot need
- * only be told from cold); once the tiering round says it does not, the
- * intervals shrink toward the configured ones, and no further, so its hot
- * set ranks. Counts saturated at every scale down to them rank no better
- * there (vt-interval-tune.h): the intervals go back to the start scale.
- * And they stay at the start scale when it fits again. Returns the
- * shortest sampling interval seen. */
+/* Tracking starts at the start scale (4x: 20 ms / 800 ms). While the VM's
+ * hot memory fits its share, hot need only be told from cold: with the
+ * same bytes reading hot at each doubling (here all of them, saturated),
+ * the intervals climb to the longest. Once the tiering round says it does
+ * not fit, they go back to the start scale and shrink toward the
+ * configured ones, and no further, so its hot set ranks. Counts saturated
+ * at every scale down to them rank no better there (vt-interval-tune.h):
+ * the intervals go back to the start scale. When it fits again, they
+ * climb again. Returns the shortest sampling interval seen. */
 static guint64
 run_saturated (Fixture *f, guint aggregations)
 {
@@ -156,8 +157,11 @@ test_starts_long_and_shrinks_when_ranking (Fixture *f, gconstpointer data)
   g_assert_cmpuint (a->aggr_us, ==, f->config->aggr_us * start);
   g_assert_cmpuint (vt_tracker_age_unit_us (f->tracker), ==, f->config->aggr_us);
 
+  guint longest = f->config->max_interval_scale;
+  g_assert_cmpuint (longest, >, start);
   run_saturated (f, 20);
-  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * start);
+  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * longest);
+  g_assert_cmpuint (vt_tracker_max_accesses (f->tracker), ==, max);
 
   /* A demand an eighth over its target or less is noise (a VM's demand
    * flickers), more says its hot memory must rank; once it ranks, it
@@ -165,7 +169,7 @@ test_starts_long_and_shrinks_when_ranking (Fixture *f, gconstpointer data)
   vt_tracker_note_share (f->tracker, 112 * MiB, 100 * MiB);
   run_saturated (f, 20);
   g_assert_false (vt_tracker_fine_ranking (f->tracker));
-  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * start);
+  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * longest);
   vt_tracker_note_share (f->tracker, 113 * MiB, 100 * MiB);
   g_assert_cmpuint (run_saturated (f, 20), ==, f->config->sample_us);
   g_assert_true (vt_tracker_fine_ranking (f->tracker));
@@ -178,7 +182,9 @@ test_starts_long_and_shrinks_when_ranking (Fixture *f, gconstpointer data)
   vt_tracker_note_share (f->tracker, 103 * MiB, 100 * MiB);
   g_assert_false (vt_tracker_fine_ranking (f->tracker));
   g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * start);
-  g_assert_cmpuint (a->aggr_us, ==, f->config->aggr_us * start);
+  g_assert_cmpuint (run_saturated (f, 20), ==, f->config->sample_us * start);
+  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * longest);
+  g_assert_cmpuint (a->aggr_us, ==, f->config->aggr_us * longest);
 }
 
 int
