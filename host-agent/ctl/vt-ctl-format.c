@@ -663,7 +663,13 @@ vt_ctl_format_heat_text (GVariant *info, GVariant *regions)
   guint64 aggr_us = lookup_u64 (info, "aggr_us"), age_unit_us = lookup_age_unit_us (info);
   guint n_hot;
   g_autofree char *hot = vt_ctl_format_size (hot_bytes (sorted, hot_threshold, &n_hot));
-  g_autofree char *sample = vt_ctl_format_duration_us (lookup_u64 (info, "sample_us"));
+  g_autofree char *sample_us = vt_ctl_format_duration_us (lookup_u64 (info, "sample_us"));
+  guint scale = lookup_u32 (info, "interval_scale");
+  g_autofree char *sample =
+    scale ? g_strdup_printf ("%s (%ux the configured, %s)", sample_us, scale,
+                             lookup_bool (info, "ranking") ? "its hot memory ranked against its share"
+                                                           : "its hot memory fits its share")
+          : g_strdup (sample_us);
   g_autofree char *aggr = vt_ctl_format_duration_us (aggr_us);
 
   GString *out = g_string_new (NULL);

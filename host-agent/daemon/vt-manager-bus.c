@@ -95,6 +95,8 @@ on_get_heat (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name
   g_variant_dict_insert (&info, "max_accesses", "u", vt_tracker_max_accesses (t));
   g_variant_dict_insert (&info, "sample_us", "t", attrs->sample_us);
   g_variant_dict_insert (&info, "aggr_us", "t", attrs->aggr_us);
+  g_variant_dict_insert (&info, "interval_scale", "u", vt_tracker_interval_scale (t));
+  g_variant_dict_insert (&info, "ranking", "b", vt_tracker_fine_ranking (t));
   g_variant_dict_insert (&info, "age_unit_us", "t", vt_tracker_age_unit_us (t));
   g_variant_dict_insert (&info, "hot_threshold", "u", vt_tracker_hot_threshold (t));
   g_variant_dict_insert (&info, "hot_threshold_set", "u", vt_tracker_hot_threshold_set (t));

@@ -387,6 +387,12 @@ vt_tracker_fine_ranking (VtTracker *t)
   return t->fine_ranking;
 }
 
+guint
+vt_tracker_interval_scale (VtTracker *t)
+{
+  return (guint) (t->attrs.sample_us / MAX (t->base_sample_us, 1));
+}
+
 void
 vt_tracker_note_share (VtTracker *t, guint64 demand, guint64 target)
 {

@@ -54,11 +54,15 @@ guint vt_tracker_hot_threshold_set (VtTracker *tracker); /* ... as configured */
  * heat must rank its hot memory, not only tell it from cold. It must when
  * its demand is more than its target by an eighth, and then until it is
  * within a thirty-second. Then the intervals may shrink to the configured
- * ones when its counts saturate; else not below the start scale. */
+ * ones when its counts saturate; else not below the start scale, and they
+ * climb while the same bytes read hot (vt_interval_tune_aim_long). */
 void vt_tracker_note_share (VtTracker *tracker, guint64 demand, guint64 target);
 gboolean vt_tracker_fine_ranking (VtTracker *tracker);
+/* The intervals now, as a multiple of the configured ones. */
+guint vt_tracker_interval_scale (VtTracker *tracker);
 guint vt_tracker_warm_threshold (VtTracker *tracker); /* ... warm: half the configured */
-/* Bytes in hot regions, averaged over the last 5 aggregations. */
+/* Bytes in hot regions, averaged over the aggregations of the last 4 s
+ * (at least 2). */
 guint64 vt_tracker_hot_bytes (VtTracker *tracker);
 /* The 80th percentile of the hot bytes of the aggregations in the last 10 s
  * (at least 5, at most 50): the demand its share of the top tier is

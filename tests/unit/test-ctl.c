@@ -362,12 +362,16 @@ test_heat_text_lowered_threshold (void)
   g_variant_builder_add (&info, "{sv}", "aggr_us", g_variant_new_uint64 (6400000));
   g_variant_builder_add (&info, "{sv}", "hot_threshold", g_variant_new_uint32 (5));
   g_variant_builder_add (&info, "{sv}", "hot_threshold_set", g_variant_new_uint32 (10));
+  g_variant_builder_add (&info, "{sv}", "interval_scale", g_variant_new_uint32 (32));
+  g_variant_builder_add (&info, "{sv}", "ranking", g_variant_new_boolean (FALSE));
   g_autoptr (GVariant) i = g_variant_ref_sink (g_variant_builder_end (&info));
   g_autoptr (GVariant) regions = g_variant_ref_sink (sample_heat_regions ());
   g_autofree char *text = vt_ctl_format_heat_text (i, regions);
   g_test_message ("%s", text);
   g_assert_nonnull (strstr (text, "hot from 5/40 accesses (lowered from 10: at the longest "
                                   "intervals its memory in use still reads under 25%)"));
+  g_assert_nonnull (strstr (text, "sampling every 160 ms (32x the configured, its hot memory "
+                                  "fits its share)"));
   /* The warm region (5/40) counts as hot now. */
   g_assert_nonnull (strstr (text, "1.0 GiB in 2 of 3 regions"));
 }

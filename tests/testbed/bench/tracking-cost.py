@@ -139,7 +139,9 @@ def against_baseline(rounds):
                 v = testbed.Vtierd(CONFIG, program=builds[b]).start()
                 settle(v, [g.name])
                 r = cost(v, [g.name])
-                r["scale"] = v.ctl("heat", g.name)["sample_us"] // 5000  # [regions] sample-us
+                heat = v.ctl("heat", g.name)
+                # A baseline from before interval_scale: its default sample-us.
+                r["scale"] = heat.get("interval_scale", heat["sample_us"] // 5000)
                 v.stop()
                 starts[b].append(r)
                 print(f"size {size} MiB, {b} start {k + 1}: {spread(r, 'total_per_vm')} CPU s/s "
