@@ -21,7 +21,8 @@
  * kept that excess for 90 s (cd3d23f). vtierd knows where each region
  * lies (pagemap), so it demotes.
  *
- * Quotas: the bytes per second vtierd's own mover gets. Where the kernel
+ * Quotas: the bytes per second vtierd's own mover gets, per second or per
+ * aggregation when that is longer (the scheme applies once in each). Where the kernel
  * can charge only what moved (fail_charge_num 0), no time quota: the
  * kernel turns one into a size quota by the bytes it charged per second
  * of trying, which regions already up (skipped, uncharged) drive to 4 KiB

@@ -1446,6 +1446,41 @@ static const VtDamosTiering test_spec = {
 
 #define SCHEME(s, rel) CTX "schemes/" #s "/" rel
 
+/* The value written to `rel` of scheme 0 in `files` (path, value pairs). */
+static const char *
+scheme_file (GPtrArray *files, const char *rel)
+{
+  g_autofree char *path = g_strconcat ("contexts/0/schemes/0/", rel, NULL);
+  for (guint i = 0; i + 1 < files->len; i += 2)
+    if (g_str_equal (files->pdata[i], path))
+      return files->pdata[i + 1];
+  return NULL;
+}
+
+/* A scheme applies once an aggregation. At 32x vtierd's default intervals
+ * (6.4 s) a second's quota would give the kernel engine 6.4 times less
+ * than the mover's bytes per second: the quota's interval is the
+ * aggregation's, and its sizes as much more. At a second or less, as
+ * set. */
+static void
+test_kernel_engine_quota_per_aggregation (void)
+{
+  VtDamosFeatures with_fail_charge = { TRUE, TRUE }, charged = { TRUE, FALSE };
+  g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+  vt_damos_tiering_files (files, 0, 0, &test_spec, &with_fail_charge, 160000, 6400000);
+  g_assert_cmpstr (scheme_file (files, "quotas/reset_interval_ms"), ==, "6400");
+  g_assert_cmpstr (scheme_file (files, "quotas/bytes"), ==, "858993459"); /* 6.4 x 128 MiB */
+  g_assert_cmpstr (scheme_file (files, "quotas/ms"), ==, "0");
+  g_ptr_array_set_size (files, 0);
+  vt_damos_tiering_files (files, 0, 0, &test_spec, &charged, 160000, 6400000);
+  g_assert_cmpstr (scheme_file (files, "quotas/ms"), ==, "1600"); /* 6.4 x 250 ms */
+  g_ptr_array_set_size (files, 0);
+  vt_damos_tiering_files (files, 0, 0, &test_spec, &charged, 20000, 800000);
+  g_assert_cmpstr (scheme_file (files, "quotas/reset_interval_ms"), ==, "1000");
+  g_assert_cmpstr (scheme_file (files, "quotas/bytes"), ==, "134217728");
+  g_assert_cmpstr (scheme_file (files, "quotas/ms"), ==, "250");
+}
+
 /* The kernel engine: the probe finds what the kernel has, and a VM's
  * tiering is a scheme kept to its target by a core filter, with its
  * goals, written with the kdamond's commit; none again when it leaves
@@ -1550,5 +1585,7 @@ main (int argc, char **argv)
   g_test_add_func ("/damon/no-vaddr-operations", test_no_vaddr_operations);
   g_test_add_func ("/damon/trace-pipe-on-main-loop", test_trace_pipe_on_main_loop);
   g_test_add_func ("/damon/kernel-engine-schemes", test_kernel_engine_schemes);
+  g_test_add_func ("/damon/kernel-engine-quota-per-aggregation",
+                   test_kernel_engine_quota_per_aggregation);
   return g_test_run ();
 }
