@@ -9,13 +9,16 @@
 #include "regions/vt-interval-tune.h"
 
 /* The hot bytes reported (vtierctl list, the metrics): their mean over
- * the aggregations of the last 4 s (5 or 6 at the start scale), and
- * never fewer than 2. Not a count of aggregations: at 32x five of them span 32
- * s, and heat-current (a hot set read at 32x on a slow host) reported
- * 45-47 MiB of a 64 MiB hot set while its hot regions held 98% of it,
- * the earliest of the five from before the hot set read hot. */
+ * the aggregations that end in the last 4 s (5 or 6 at the start scale,
+ * 2 at 16x, the latest alone at 32x, which spans 6.4 s by itself). Not a
+ * count of aggregations: at 32x five of them span 32 s, and heat-current
+ * (a hot set read at 32x on a slow host) reported 45-47 MiB of a 64 MiB
+ * hot set while its hot regions held 98% of it, the earliest of the five
+ * from before the hot set read hot. Two at 32x still lagged: a moved hot
+ * set, in the hot regions whole at +18 s, was reported at 43 MiB at +18
+ * and +25 s (the other aggregation had it half moved) and at 68 at +31. */
 #define HOT_SPAN_US (4 * G_USEC_PER_SEC)
-#define HOT_MIN 2
+#define HOT_MIN 1
 /* The demand a VM's share is computed from: hot bytes over ~10 s, so that a
  * hot set accessed at a low rate, whose regions flicker around the hot
  * threshold, does not make its share (and its memory) swing. Not their

@@ -61,8 +61,8 @@ gboolean vt_tracker_fine_ranking (VtTracker *tracker);
 /* The intervals now, as a multiple of the configured ones. */
 guint vt_tracker_interval_scale (VtTracker *tracker);
 guint vt_tracker_warm_threshold (VtTracker *tracker); /* ... warm: half the configured */
-/* Bytes in hot regions, averaged over the aggregations of the last 4 s
- * (at least 2). */
+/* Bytes in hot regions, averaged over the aggregations that end in the
+ * last 4 s (at least the latest). */
 guint64 vt_tracker_hot_bytes (VtTracker *tracker);
 /* The 80th percentile of the hot bytes of the aggregations in the last 10 s
  * (at least 5, at most 50): the demand its share of the top tier is
