@@ -22,11 +22,11 @@
  * lies (pagemap), so it demotes.
  *
  * Quotas: the bytes per second vtierd's own mover gets, per second or per
- * aggregation when that is longer (the scheme applies once in each). Where the kernel
- * can charge only what moved (fail_charge_num 0), no time quota: the
- * kernel turns one into a size quota by the bytes it charged per second
- * of trying, which regions already up (skipped, uncharged) drive to 4 KiB
- * (seen). Elsewhere every try is charged and the CPU quota stays. The goal
+ * aggregation when that is longer (the scheme applies once in each).
+ * Where the kernel can charge only what moved (fail_charge_num 0), no
+ * time quota: the kernel turns one into a size quota by the bytes it
+ * charged per second of trying, which regions already up (skipped,
+ * uncharged) drive to 4 KiB (seen). Elsewhere every try is charged and the CPU quota stays. The goal
  * tuner is "temporal" where the kernel has it (the whole quota while a goal
  * is unmet, none once it is met).
  *

@@ -46,8 +46,10 @@ new_window (VtIntervalTune *t, guint scale)
   t->scale = CLAMP (scale, t->min_scale, t->max_scale);
   t->seen = 0;
   t->weighted = t->bytes = t->top_weighted = t->top_bytes = t->hot_sum = t->total = 0;
-  if (t->scale != was)
-    t->at_windows = 0, t->at_hot = 0;
+  if (t->scale != was) {
+    t->at_windows = 0;
+    t->at_hot = 0;
+  }
   if (t->scale < t->max_scale)
     t->starved = FALSE;
 }

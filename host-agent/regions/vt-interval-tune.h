@@ -97,7 +97,7 @@ guint vt_interval_tune_set_min (VtIntervalTune *tune, guint min_scale);
 /* For a VM whose hot memory fits its share (0: one that does not): from
  * the band's scale it climbs, a doubling at a time, to the longest scale
  * at which the bytes reading `hot_threshold` or more are those read at
- * the band's scale, within an eighth (and 1/128 of the VM): hot stays
+ * the band's scale, within an eighth (and 1/64 of the VM): hot stays
  * hot and cold stays cold, and a longer interval costs less (one sample
  * per region per interval). A step that grows them goes back one step,
  * and the next waits AIM_HOLD windows; a growth where it has stayed goes

@@ -956,7 +956,8 @@ swept_check (gpointer data, const VtRegion *regions, guint n, gboolean *accessed
   for (guint i = 0; i < n; i++) {
     guint64 a = regions[i].sampling_addr;
     accessed[i] = (a >= mem->hot_start && a < mem->hot_end && g_rand_double (mem->rand) < p) ||
-                  (a >= mem->warm_start && a < mem->warm_end && g_rand_double (mem->rand) < warm_p) ||
+                  (a >= mem->warm_start && a < mem->warm_end &&
+                   g_rand_double (mem->rand) < warm_p) ||
                   swept_by_scan (mem, a);
   }
 }
@@ -1302,7 +1303,8 @@ test_tune_fitting_vm_climbs_while_hot_holds (void)
   }
   double band_rate = band.aggregations * SAMPLES / band.sampled_s;
   double aimed_rate = aimed.aggregations * SAMPLES / aimed.sampled_s;
-  double band_hot = band.hot_bytes / band.aggregations, aimed_hot = aimed.hot_bytes / aimed.aggregations;
+  double band_hot = band.hot_bytes / band.aggregations;
+  double aimed_hot = aimed.hot_bytes / aimed.aggregations;
   g_test_message ("samples/s per region: band %.1f, aiming long %.1f; hot %.1f and %.1f MiB",
                   band_rate, aimed_rate, band_hot / MiB, aimed_hot / MiB);
   double longest_rate = SAMPLES / (32 * default_attrs.aggr_us / 1e6);
