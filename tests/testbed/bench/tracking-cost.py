@@ -66,11 +66,18 @@ def window(vtierd, names, pids):
 
 def cost(vtierd, names):
     """args.repeats windows of CPU s/s of vtierd and of the kdamonds
-    tracking `names` (a kdamond VMs share counts once), and the regions."""
+    tracking `names` (a kdamond VMs share counts once), and each VM's
+    regions, interval scale and hot bytes at the end: the cost depends on
+    where its tuner sits, and a cheaper scale that read more (or less)
+    hot than the guest's 32 MiB would be no saving."""
     kd = sorted({vtierd.vm(n)["kdamond_pid"] for n in names} - {0})
     windows = [window(vtierd, names, [vtierd.proc.pid] + kd) for _ in range(args.repeats)]
+    heats = [vtierd.ctl("heat", n) for n in names]
+    # A baseline from before interval_scale: its default sample-us.
     return {"windows": windows, "regions": [vtierd.vm(n)["nr_regions"] for n in names],
-            "kdamonds": len(kd)}
+            "kdamonds": len(kd),
+            "scales": [h.get("interval_scale", h["sample_us"] // 5000) for h in heats],
+            "hot_mib": [round(vtierd.vm(n)["hot_bytes"] / 2**20, 1) for n in names]}
 
 
 def median(r, key):
@@ -139,16 +146,10 @@ def against_baseline(rounds):
                 v = testbed.Vtierd(CONFIG, program=builds[b]).start()
                 settle(v, [g.name])
                 r = cost(v, [g.name])
-                heat = v.ctl("heat", g.name)
-                # A baseline from before interval_scale: its default sample-us.
-                r["scale"] = heat.get("interval_scale", heat["sample_us"] // 5000)
-                # What it believes hot, beside the guest's 32 MiB: a cheaper
-                # scale that read more (or less) hot is no saving.
-                r["hot_mib"] = v.vm(g.name)["hot_bytes"] / 2**20
                 v.stop()
                 starts[b].append(r)
                 print(f"size {size} MiB, {b} start {k + 1}: {spread(r, 'total_per_vm')} CPU s/s "
-                      f"per VM, at {r['scale']}x, {r['hot_mib']:.1f} MiB hot", flush=True)
+                      f"per VM, at {r['scales'][0]}x, {r['hot_mib'][0]:.1f} MiB hot", flush=True)
         g.stop()
         rows.append({"size_mib": size, "starts": starts})
     print(f"\n| guest | build | per VM, each start's median (CPU s/s) | median [min-max] | "
@@ -158,10 +159,10 @@ def against_baseline(rounds):
     for row in rows:
         for b, rs in row["starts"].items():
             per = [median(r, "total_per_vm") for r in rs]
-            hot = ", ".join(f"{r['hot_mib']:.0f}" for r in rs)
+            hot = ", ".join(f"{r['hot_mib'][0]:.0f}" for r in rs)
             print(f"| {row['size_mib']} MiB | {b} | {', '.join(f'{x:.4f}' for x in per)} | "
                   f"{statistics.median(per):.4f} [{min(per):.4f}-{max(per):.4f}] | "
-                  f"{', '.join(str(r['scale']) for r in rs)} | {hot} |")
+                  f"{', '.join(str(r['scales'][0]) for r in rs)} | {hot} |")
     with open(os.path.join(testbed.RESULTS, "tracking-cost-ab.json"), "w") as f:
         json.dump({"measure_s": MEASURE_S, "repeats": args.repeats, "rows": rows}, f, indent=1)
 
@@ -182,7 +183,8 @@ for size in SIZES:
         keep("size", size, r)
     results["by_size"].append(r)
     print(f"size {size:5d} MiB: vtierd {spread(r, 'vtierd_cpu')} + kdamond {spread(r, 'kdamond_cpu')} "
-          f"= {spread(r, 'total_per_vm')} CPU s/s per VM, regions {r['regions']}", flush=True)
+          f"= {spread(r, 'total_per_vm')} CPU s/s per VM, regions {r['regions']}, "
+          f"scales {r.get('scales')}, hot MiB {r.get('hot_mib')}", flush=True)
 
 guests = []
 for count in COUNTS:
@@ -201,7 +203,7 @@ for count in COUNTS:
     results["by_count"].append(r)
     print(f"{count} guest(s) on {r['kdamonds']} kdamond(s): vtierd {spread(r, 'vtierd_cpu')} + "
           f"kdamonds {spread(r, 'kdamond_cpu')} = {spread(r, 'total_per_vm')} CPU s/s per VM, "
-          f"regions {r['regions']}", flush=True)
+          f"regions {r['regions']}, scales {r.get('scales')}, hot MiB {r.get('hot_mib')}", flush=True)
 
 if len(results["by_size"]) > 1:
     small, large = results["by_size"][0], results["by_size"][-1]
@@ -213,13 +215,14 @@ if len(results["by_count"]) > 1:
     results["growth_fewest_to_most"] = median(many, "total_per_vm") / median(few, "total_per_vm")
     print(f"per-VM cost growth from {few['guests']} to {many['guests']} VMs: "
           f"{results['growth_fewest_to_most']:.2f}x (target <= 1.2x; medians)")
-print(f"\n| guest | VMs | kdamonds | vtierd CPU s/s | kdamond CPU s/s | per VM | regions |  "
-      f"(median [min-max] of {args.repeats} windows of {MEASURE_S:.0f} s)")
-print("|---|---|---|---|---|---|---|")
+print(f"\n| guest | VMs | kdamonds | vtierd CPU s/s | kdamond CPU s/s | per VM | regions | "
+      f"scales | hot MiB (of {HOT_MIB}) |  (median [min-max] of {args.repeats} windows of "
+      f"{MEASURE_S:.0f} s)")
+print("|---|---|---|---|---|---|---|---|---|")
 for r in results["by_size"] + results["by_count"]:
     print(f"| {r.get('size_mib', 256)} MiB | {r.get('guests', 1)} | {r['kdamonds']} | "
           f"{spread(r, 'vtierd_cpu')} | {spread(r, 'kdamond_cpu')} | {spread(r, 'total_per_vm')} | "
-          f"{r['regions']} |")
+          f"{r['regions']} | {r.get('scales', '-')} | {r.get('hot_mib', '-')} |")
 with open(os.path.join(testbed.RESULTS, "tracking-cost.json"), "w") as f:
     json.dump(results, f, indent=1)
 for g in guests:
