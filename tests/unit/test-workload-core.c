@@ -4,6 +4,33 @@
 
 #include "wl-core.h"
 
+/* A quarter busy: work in bursts of at least WL_PACE_BURST_S, each
+ * followed by three times as long idle; fully busy never pauses. */
+static void
+test_pacer_keeps_the_duty_cycle (void)
+{
+  WlPacer quarter = { .busy = 0.25 };
+  double worked = 0, paused = 0;
+  unsigned pauses = 0;
+  for (int i = 0; i < 10000; i++) {
+    double spent = 0.0003 + 0.0001 * (i % 7); /* 0.3-0.9 ms a batch */
+    double pause = wl_pacer_work (&quarter, spent);
+    worked += spent;
+    paused += pause;
+    if (pause > 0) {
+      pauses++;
+      g_assert_cmpfloat (pause, >=, 3 * WL_PACE_BURST_S);
+    }
+  }
+  g_assert_cmpfloat_with_epsilon (worked / (worked + paused), 0.25, 0.01);
+  g_assert_cmpuint (pauses, >, 10000 / 40);
+  g_assert_cmpuint (pauses, <, 10000 / 15);
+
+  WlPacer busy = { .busy = 1 };
+  for (int i = 0; i < 1000; i++)
+    g_assert_cmpfloat (wl_pacer_work (&busy, 0.001), ==, 0);
+}
+
 static void
 test_page_intact_and_corrupt (void)
 {
@@ -337,6 +364,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/workload/page/intact-and-corrupt", test_page_intact_and_corrupt);
+  g_test_add_func ("/workload/pacer/duty-cycle", test_pacer_keeps_the_duty_cycle);
   g_test_add_func ("/workload/pattern/names", test_pattern_names);
   g_test_add_func ("/workload/sampler/uniform", test_uniform_covers_evenly);
   g_test_add_func ("/workload/sampler/zipf", test_zipf_is_skewed_and_scattered);

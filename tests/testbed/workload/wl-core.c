@@ -13,6 +13,19 @@ wl_rng_next (WlRng *rng)
   return z ^ (z >> 31);
 }
 
+double
+wl_pacer_work (WlPacer *pacer, double spent)
+{
+  if (pacer->busy >= 1.0)
+    return 0;
+  pacer->worked += spent;
+  if (pacer->worked < WL_PACE_BURST_S)
+    return 0;
+  double pause = pacer->worked * (1.0 - pacer->busy) / pacer->busy;
+  pacer->worked = 0;
+  return pause;
+}
+
 /* Multiplying by an odd constant is a bijection on 64 bits: every word of
  * every page differs from every other, so a page that holds another page's
  * words, or zeros, fails its check. One multiply a word, which the compiler

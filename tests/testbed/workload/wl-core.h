@@ -17,6 +17,19 @@ typedef struct {
 
 uint64_t wl_rng_next (WlRng *rng);
 
+/* A duty cycle: busy a share of the time (0 < busy <= 1), idle in pauses
+ * that follow at least WL_PACE_BURST_S of work (a short sleep in a nested
+ * guest overshoots by more than it lasts). Many light guests on a small
+ * host: busy ones starve each other's vCPUs, and the host's. */
+#define WL_PACE_BURST_S 0.01
+typedef struct {
+  double busy;
+  double worked; /* since the last pause */
+} WlPacer;
+
+/* Adds `spent` seconds of work; returns how long to pause now (0: go on). */
+double wl_pacer_work (WlPacer *pacer, double spent);
+
 /* Every word of page `index` is a function of (index, word); word 0 is the
  * page's write counter, which a write access bumps (a shadow copy is kept
  * apart), so any byte a migration loses or misplaces shows. */

@@ -2,7 +2,7 @@
  *
  *   vtier-workload size=MiB hot=MiB [pattern=uniform|zipf|seq] [mode=read|write]
  *                  [hot_at=MiB] [move_at=S] [move_to=MiB] [verify=S] [report=S]
- *                  [theta=F] [duration=S]
+ *                  [theta=F] [duration=S] [busy=F]
  *                  [layout=contiguous|scatter2m|scatter4k]
  *
  * Allocates `size` MiB, keeps `hot` MiB of it hot with the given pattern, and
@@ -20,7 +20,9 @@
  *   scatter4k    single 4 KiB pages spread evenly by frame (every k-th page
  *                of the allocation by frame number, k = size / hot); a move
  *                picks the pages halfway between.
- * A second move goes back, and so on. It prints the guest-physical ranges of
+ * busy (0 < F <= 1, default 1): the share of the time it works (accesses,
+ * checksums); it sleeps the rest, in pauses after every 10 ms or more of
+ * work. A second move goes back, and so on. It prints the guest-physical ranges of
  * the hot and cold pages (from /proc/self/pagemap; exact: the probe's ground
  * truth) and verifies every page's checksum once per `verify` seconds, spread
  * evenly so that cold pages stay cold to any access sampler.
@@ -71,7 +73,7 @@
 
 typedef struct {
   uint64_t size_mib, hot_mib, hot_at_mib, move_to_mib;
-  double move_at, verify_period, report_period, theta, duration;
+  double move_at, verify_period, report_period, theta, duration, busy;
   WlPattern pattern;
   WlLayout layout;
   int write;
@@ -109,7 +111,7 @@ static int
 parse_options (int argc, char **argv, Options *o)
 {
   *o = (Options) { .size_mib = 256, .hot_mib = 32, .move_at = -1, .verify_period = 60,
-                   .report_period = 10, .theta = 0.99, .pattern = WL_PATTERN_UNIFORM };
+                   .report_period = 10, .theta = 0.99, .busy = 1, .pattern = WL_PATTERN_UNIFORM };
   int have_move_to = 0;
   for (int i = 1; i < argc; i++) {
     char *eq = strchr (argv[i], '=');
@@ -146,6 +148,11 @@ parse_options (int argc, char **argv, Options *o)
     else if (strcmp (k, "report") == 0) o->report_period = num;
     else if (strcmp (k, "theta") == 0) o->theta = num;
     else if (strcmp (k, "duration") == 0) o->duration = num;
+    else if (strcmp (k, "busy") == 0 && num > 0 && num <= 1) o->busy = num;
+    else if (strcmp (k, "busy") == 0) {
+      fprintf (stderr, "VTWL ERROR busy=%s is not a share of the time (0 < busy <= 1)\n", v);
+      return -1;
+    }
     else {
       fprintf (stderr, "VTWL ERROR unknown option '%s'\n", k);
       return -1;
@@ -388,9 +395,9 @@ main (int argc, char **argv)
     fail ("sampler");
   WlRng rng = { 42 };
 
-  printf ("VTWL READY pages=%zu hot_pages=%zu hot_first=%zu layout=%s mode=%s fill_s=%.1f\n",
+  printf ("VTWL READY pages=%zu hot_pages=%zu hot_first=%zu layout=%s mode=%s busy=%.2f fill_s=%.1f\n",
           w.pages, w.hot_pages, hot_first, wl_layout_name (o.layout), o.write ? "write" : "read",
-          now () - t0);
+          o.busy, now () - t0);
   print_sets (&w);
 
   double start = now (), last_report = start, last_verify = start, verify_spent = 0;
@@ -400,6 +407,8 @@ main (int argc, char **argv)
   int rush = 0; /* the pass the "verify" command began */
   int moved = 0, timed_move_done = 0;
   char command[64];
+  WlPacer pacer = { .busy = o.busy };
+  double worked_from = start;
   for (;;) {
     for (int i = 0; i < 4096; i++) {
       size_t pg = w.hot[wl_sampler_next (&sampler, &rng)];
@@ -493,6 +502,12 @@ main (int argc, char **argv)
     }
     if (o.duration > 0 && t - start >= o.duration)
       break;
+    double pause = wl_pacer_work (&pacer, now () - worked_from);
+    if (pause > 0) {
+      struct timespec ts = { (time_t) pause, (long) ((pause - (double) (time_t) pause) * 1e9) };
+      nanosleep (&ts, NULL);
+    }
+    worked_from = now ();
   }
   printf ("VTWL DONE accesses=%" PRIu64 " total_errors=%" PRIu64 " sink=%" PRIu64 "\n", accesses,
           total_errors + errors, sink & 1);
