@@ -160,20 +160,16 @@ vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, g
     return 0;
   double accessed = 0;
   for (guint i = 0; i < n; i++) {
+    double bytes = (double) (regions[i].end - regions[i].start);
+    t->total += bytes;
+    if (t->aim_hot && regions[i].nr_accesses >= t->aim_hot)
+      t->hot_sum += bytes;
     if (regions[i].nr_accesses == 0)
       continue;
-    double bytes = (double) (regions[i].end - regions[i].start);
     t->weighted += bytes * MIN (regions[i].nr_accesses, max_accesses);
     accessed += bytes;
   }
   t->bytes += accessed;
-  if (t->aim_hot) {
-    for (guint i = 0; i < n; i++) {
-      double bytes = (double) (regions[i].end - regions[i].start);
-      t->total += bytes;
-      t->hot_sum += regions[i].nr_accesses >= t->aim_hot ? bytes : 0;
-    }
-  }
   if (accessed > 0)
     add_hottest_tenth (t, regions, n, accessed, max_accesses);
   if (++t->seen < MAX (1, VT_INTERVAL_TUNE_WINDOW / t->scale))
@@ -229,8 +225,10 @@ vt_interval_tune_observe (VtIntervalTune *t, const VtRegion *regions, guint n, g
   /* Starved from under the band, and no longer only from well within it:
    * a hot set whose hottest tenth reads about a quarter of the maximum
    * at the longest intervals read under and in by turns, and the hot
-   * threshold halved and came back with it (see the header). */
-  if (t->scale < t->max_scale || last_top < 0)
+   * threshold halved and came back with it (see the header). Judged on
+   * a window read at the longest scale: the one that brought it there
+   * read under the band at the scale before, and said nothing of this. */
+  if (t->scale < t->max_scale || was < t->max_scale || last_top < 0)
     t->starved = FALSE;
   else if (last_top < VT_INTERVAL_TUNE_LOW)
     t->starved = TRUE;

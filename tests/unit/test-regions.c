@@ -922,6 +922,16 @@ hot_set_every (guint64 period_us, guint32 seed)
                          0, 0, 0, 0, 0, 0, 0, 0 };
 }
 
+/* The tracking bench's near-idle 256 MiB guest: a 4 MiB set at 100 MiB
+ * touched every `period_us`, and a pass over all of it at 1 MiB/s in huge
+ * pages. */
+static SweptMemory
+near_idle_guest (guint64 period_us, guint32 seed)
+{
+  return (SweptMemory) { 100 * MiB, 104 * MiB, period_us, 0, g_rand_new_with_seed (seed),
+                         0, 256 * MiB, 1 * MiB, 2 * MiB, 0, 0, 0, 0 };
+}
+
 /* Whether the pass touched [page, page + scan_page) in (now - sample, now]. */
 static gboolean
 swept_by_scan (const SweptMemory *mem, guint64 addr)
@@ -1031,6 +1041,32 @@ test_tune_slow_hot_set_reads_hot (void)
     g_assert_cmpuint (max_heat_over (set, 0, 448 * MiB), <, THRESHOLD);
     g_assert_cmpuint (max_heat_over (set, 640 * MiB, 1 * GiB), <, THRESHOLD);
   }
+  g_rand_free (mem.rand);
+}
+
+/* Starved is a judgment on a window read at the longest scale. The window
+ * that doubles the scale to it read under the band at the scale before
+ * (that is why it doubled), and says nothing of how the hot set reads at
+ * the longest: a hot set touched every 1.5 s reads ~1.7 of 40 at 16x and
+ * ~3.4 at 32x, and only the second says starved. */
+static void
+test_tune_starved_judged_at_the_longest_scale (void)
+{
+  SweptMemory mem = hot_set_every (1500000, 11);
+  g_autoptr (VtRegionSet) set = vtierd_region_set (1 * GiB);
+  g_autoptr (VtIntervalTune) tune = vt_interval_tune_new (32);
+  guint a = 0;
+  while (vt_interval_tune_scale (tune) < 32 && a++ < 300)
+    run_tuned (set, tune, &mem, 1, 0);
+  g_assert_cmpuint (vt_interval_tune_scale (tune), ==, 32);
+  g_assert_false (vt_interval_tune_starved (tune)); /* no window at 32x yet */
+  guint starved = 0;
+  for (guint w = 0; w < 20; w++) {
+    run_tuned (set, tune, &mem, 1, 0);
+    starved += vt_interval_tune_starved (tune);
+  }
+  g_test_message ("arrived after %u aggregations, starved in %u of 20 at 32x", a, starved);
+  g_assert_cmpuint (starved, >=, 18);
   g_rand_free (mem.rand);
 }
 
@@ -1239,8 +1275,7 @@ test_tune_noisy_reads_hold_the_scale (void)
   guint total = 0;
   for (guint seed = 1; seed <= 6; seed++) {
     for (guint64 period_ms = 50; period_ms <= 100; period_ms += 50) {
-      SweptMemory mem = { 100 * MiB, 104 * MiB, period_ms * 1000, 0, g_rand_new_with_seed (seed),
-                          0, 256 * MiB, 1 * MiB, 2 * MiB, 0, 0, 0, 0 };
+      SweptMemory mem = near_idle_guest (period_ms * 1000, seed);
       g_autoptr (VtRegionSet) set = vtierd_region_set (256 * MiB);
       g_autoptr (VtIntervalTune) tune = vt_interval_tune_new (32);
       vt_interval_tune_set_min (tune, 4); /* vtierd's start scale, the floor of a VM that fits */
@@ -1289,8 +1324,7 @@ test_tune_fitting_vm_climbs_while_hot_holds (void)
   for (guint seed = 1; seed <= 6; seed++) {
     for (guint64 period_ms = 50; period_ms <= 100; period_ms += 50) {
       for (guint aim = 0; aim <= 1; aim++) {
-        SweptMemory mem = { 100 * MiB, 104 * MiB, period_ms * 1000, 0, g_rand_new_with_seed (seed),
-                            0, 256 * MiB, 1 * MiB, 2 * MiB, 0, 0, 0, 0 };
+        SweptMemory mem = near_idle_guest (period_ms * 1000, seed);
         g_autoptr (VtRegionSet) set = vtierd_region_set (256 * MiB);
         g_autoptr (VtIntervalTune) tune = vt_interval_tune_new (32);
         vt_interval_tune_set_min (tune, 4);
@@ -1393,6 +1427,8 @@ main (int argc, char **argv)
   g_test_add_func ("/regions/hold/age-in-configured-aggregations",
                    test_hold_age_in_configured_aggregations);
   g_test_add_func ("/regions/tune/starved-at-bound", test_tune_starved_at_bound);
+  g_test_add_func ("/regions/tune/starved-judged-at-the-longest-scale",
+                   test_tune_starved_judged_at_the_longest_scale);
   g_test_add_func ("/regions/tune/scan-beside-hot-set-is-not-starved",
                    test_tune_scan_beside_hot_set_is_not_starved);
   g_test_add_func ("/regions/tune/slow-hot-set-reads-hot", test_tune_slow_hot_set_reads_hot);
