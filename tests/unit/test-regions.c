@@ -1047,8 +1047,8 @@ test_tune_slow_hot_set_reads_hot (void)
 /* Starved is a judgment on a window read at the longest scale. The window
  * that doubles the scale to it read under the band at the scale before
  * (that is why it doubled), and says nothing of how the hot set reads at
- * the longest: a hot set touched every 1.5 s reads ~1.7 of 40 at 16x and
- * ~3.4 at 32x, and only the second says starved. */
+ * the longest: a hot set touched every 1.5 s reads ~2 of 40 at 16x (80 ms
+ * samples) and ~4 at 32x; only a window read at 32x may say starved. */
 static void
 test_tune_starved_judged_at_the_longest_scale (void)
 {

@@ -20,12 +20,12 @@
  *   scatter4k    single 4 KiB pages spread evenly by frame (every k-th page
  *                of the allocation by frame number, k = size / hot); a move
  *                picks the pages halfway between.
- * busy (0 < F <= 1, default 1): the share of the time it works (accesses,
- * checksums); it sleeps the rest, in pauses after every 10 ms or more of
- * work. A second move goes back, and so on. It prints the guest-physical ranges of
+ * A second move goes back, and so on. It prints the guest-physical ranges of
  * the hot and cold pages (from /proc/self/pagemap; exact: the probe's ground
  * truth) and verifies every page's checksum once per `verify` seconds, spread
- * evenly so that cold pages stay cold to any access sampler.
+ * evenly so that cold pages stay cold to any access sampler. `busy` (0 < F
+ * <= 1, default 1): the share of the time it works (accesses, checksums);
+ * it sleeps the rest, in pauses after every 10 ms or more of work.
  * The mailbox: one page of its own, whose guest-physical address it prints.
  * The host writes a command (NUL-terminated text at byte 8) and then bumps
  * the sequence number (the 64-bit word at byte 0); the workload polls it
