@@ -35,6 +35,14 @@ for a in 1 2; do
 done >"$dir/current/runs/voids.jsonl"
 out=$("$plot" "$dir" 2>&1)
 check "a lost boot's void runs count" 'grep -q "void runs done again: 3;" <<<"$out"'
+# One boot's folder, given alone, after the runner booted again: the
+# earlier boot's files (its tiering.json too) in attempt-1 are not a
+# kernel's, and its runs count once (they are in runs/ or tiering.json).
+mkdir -p "$dir/stable/attempt-1"
+cp "$dir/stable/tiering.json" "$dir/stable/attempt-1/"
+out=$("$plot" "$dir/stable" 2>&1)
+check "an attempt-N folder's runs are not counted again" \
+  'grep -q "^| fit | damos-hmsdk | 6.12.117+deb13-amd64 | 1 |" <<<"$out"'
 # The run drawn for a row: among runs that never reached 90%, the one
 # with the median residency at the end, whatever order they ran in.
 median=$(/usr/bin/python3 - "$plot" <<'PY'

@@ -10,6 +10,7 @@ each row's median run's residency over time, and the fairness errors.
 plot-tiering.py RESULTS_DIR"""
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -26,9 +27,13 @@ def load(results_dir):
     when its script ends; a folder without one (a boot that ran out of
     retries, or was stopped) still has the runs it finished in runs/,
     which count, and the table says so. Void runs are counted from
-    runs/voids.jsonl, which outlives lost boots, where there is one."""
+    runs/voids.jsonl, which outlives lost boots, where there is one.
+    The runner's attempt-N folders (an earlier boot's files, in a boot's
+    own folder) are not kernels: their runs are in runs/ or were lost."""
     runs, corrupt, voids, measure_s = [], 0, 0, None
-    for d in [results_dir] + sorted(os.path.join(results_dir, d) for d in os.listdir(results_dir)):
+    folders = sorted(os.path.join(results_dir, d) for d in os.listdir(results_dir)
+                     if not re.fullmatch(r"attempt-\d+", d))
+    for d in [results_dir] + folders:
         path, kept = os.path.join(d, "tiering.json"), os.path.join(d, "runs")
         if os.path.exists(path):
             one = json.load(open(path))
