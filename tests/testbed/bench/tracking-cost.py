@@ -79,22 +79,23 @@ def cost(vtierd, guests):
     hot than the guest's 32 MiB would be no saving. Beside vtierd's
     belief, the truth: the shares of the workload's hot and cold pages
     (its own page map, translated by QEMU) in the regions vtierd holds
-    hot. Hot bytes over 32 MiB with few cold pages in hot regions are the
-    guest kernel's (THP-backed guest RAM: its scattered hot lines make
-    whole 2 MiB pages hot, see scenarios/heat.py)."""
+    hot, both from one view of its regions. Hot bytes over 32 MiB with few
+    cold pages in hot regions are memory outside the workload's (most
+    likely the guest kernel's: with THP-backed guest RAM its scattered hot
+    lines make whole 2 MiB pages hot, see scenarios/heat.py)."""
     names = [g.name for g in guests]
     kd = sorted({vtierd.vm(n)["kdamond_pid"] for n in names} - {0})
     windows = [window(vtierd, names, [vtierd.proc.pid] + kd) for _ in range(args.repeats)]
     heats = [vtierd.ctl("heat", n) for n in names]
+    ranges = [vtierd.hot_ranges(n) for n in names]
     # A baseline from before interval_scale: its default sample-us.
     return {"windows": windows, "regions": [vtierd.vm(n)["nr_regions"] for n in names],
             "kdamonds": len(kd),
             "scales": [h.get("interval_scale", h["sample_us"] // 5000) for h in heats],
             "hot_mib": [round(vtierd.vm(n)["hot_bytes"] / 2**20, 1) for n in names],
-            "hot_in": [round(testbed.fraction_in(vtierd.hot_ranges(g.name), g.hvas("hot")), 3)
-                       for g in guests],
-            "cold_in": [round(testbed.fraction_in(vtierd.hot_ranges(g.name), g.hvas("cold")), 3)
-                        for g in guests]}
+            "hot_in": [round(testbed.fraction_in(h, g.hvas("hot")), 3) for h, g in zip(ranges, guests)],
+            "cold_in": [round(testbed.fraction_in(h, g.hvas("cold")), 3)
+                        for h, g in zip(ranges, guests)]}
 
 
 def pct(fractions):
@@ -227,7 +228,7 @@ for count in COUNTS:
         r = dict(cost(vtierd, guests), guests=count, busy=args.count_busy)
         keep("count", count, r)
     results["by_count"].append(r)
-    print(f"{count} guest(s), each busy {args.count_busy:.0%} of the time, "
+    print(f"{count} guest(s), each busy {r.get('busy', 1):.0%} of the time, "
           f"on {r['kdamonds']} kdamond(s): vtierd {spread(r, 'vtierd_cpu')} + "
           f"kdamonds {spread(r, 'kdamond_cpu')} = {spread(r, 'total_per_vm')} CPU s/s per VM, "
           f"regions {r['regions']}, scales {r.get('scales')}, hot MiB {r.get('hot_mib')}, "
