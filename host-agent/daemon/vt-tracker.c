@@ -158,13 +158,22 @@ apply_interval_scale (VtTracker *t, guint scale)
   use_intervals (t, scale);
 }
 
+/* `own`: the aggregation ran at the intervals the tuner asked for. One
+ * that did not says nothing of them: a kdamond shared with a VM that asks
+ * for shorter ones runs those, and a change is taken at the kdamond's next
+ * aggregation. Judged as this VM's, a partner's shorter intervals read its
+ * hot set cooler and then hotter again as the partner climbed: in the
+ * tracking bench's eight-VM row (two VMs a kdamond), the climb's guard
+ * sent both of a pair back to 4x by turns, and the pairs sat at 4, 8 and
+ * 16x while four VMs alone all sat at 32x. */
 static void
-record_aggregation (VtTracker *t)
+record_aggregation (VtTracker *t, gboolean own)
 {
   guint n;
   const VtRegion *fresh = vt_region_set_regions (t->regions, &n);
-  guint scale = vt_interval_tune_observe (t->tune, fresh, n,
-                                          vt_region_set_max_accesses (t->regions));
+  guint scale = own ? vt_interval_tune_observe (t->tune, fresh, n,
+                                                vt_region_set_max_accesses (t->regions))
+                    : 0;
   if (vt_interval_tune_starved (t->tune) != t->starved) {
     t->starved = !t->starved;
     g_debug ("tracking %s: what it uses most reads %s the tuner's band at the longest "
@@ -208,7 +217,7 @@ on_sample (gpointer data)
   if (++t->samples >= t->samples_per_aggr) {
     t->samples = 0;
     vt_region_set_aggregate (t->regions);
-    record_aggregation (t);
+    record_aggregation (t, TRUE);
   }
   return G_SOURCE_CONTINUE;
 }
@@ -315,7 +324,9 @@ vt_tracker_load (VtTracker *t, const VtRegion *regions, guint n, guint64 sample_
                  guint64 aggr_us)
 {
   g_autofree VtRegion *scaled = NULL;
+  gboolean own = TRUE;
   if (sample_us > 0 && aggr_us >= sample_us) {
+    own = aggr_us == t->base_aggr_us * vt_interval_tune_scale (t->tune);
     /* A kdamond shared with a VM that asked for shorter intervals ran
      * those: the held heat follows what ran, and when their ratio is not
      * this VM's (a VM set up under another configuration), the counts are
@@ -330,7 +341,7 @@ vt_tracker_load (VtTracker *t, const VtRegion *regions, guint n, guint64 sample_
     }
   }
   vt_region_set_load (t->regions, regions, n);
-  record_aggregation (t);
+  record_aggregation (t, own);
 }
 
 const VtRegion *

@@ -80,16 +80,25 @@ fixture_teardown (Fixture *f, gconstpointer data)
   g_free (f->state);
 }
 
-/* Four 16 MiB regions, the first one's count `first`, the rest cold. */
+/* Four 16 MiB regions, the first one's count `first`, the rest cold, read
+ * at `scale` times the configured intervals. */
 static void
-load (Fixture *f, guint first)
+load_at (Fixture *f, guint first, guint scale)
 {
   VtRegion r[4];
   for (guint i = 0; i < G_N_ELEMENTS (r); i++)
     r[i] = (VtRegion) { .start = HVA + i * 16 * MiB, .end = HVA + (i + 1) * 16 * MiB,
                         .sampling_addr = HVA + i * 16 * MiB, .nr_accesses = i ? 0 : first };
+  vt_tracker_load (f->tracker, r, G_N_ELEMENTS (r), f->config->sample_us * scale,
+                   f->config->aggr_us * scale);
+}
+
+/* ... at the intervals it runs now. */
+static void
+load (Fixture *f, guint first)
+{
   const VtRegionAttrs *a = vt_tracker_attrs (f->tracker);
-  vt_tracker_load (f->tracker, r, G_N_ELEMENTS (r), a->sample_us, a->aggr_us);
+  load_at (f, first, (guint) (a->sample_us / f->config->sample_us));
 }
 
 /* A region read hot once, then not at all: the held heat still says hot
@@ -187,6 +196,40 @@ test_starts_long_and_shrinks_when_ranking (Fixture *f, gconstpointer data)
   g_assert_cmpuint (a->aggr_us, ==, f->config->aggr_us * longest);
 }
 
+/* A VM at the longest intervals shares its kdamond with one that asks for
+ * the start scale (vt-damon.c runs the shortest any of its VMs asks for).
+ * Read there, its hot set reads 1 of 40, under the tuner's band: judged
+ * as its own, that said "starved at the longest intervals" and halved its
+ * hot threshold. The tracker follows the intervals that ran, and its
+ * tuner waits for its own: threshold and wanted scale stay, and once the
+ * partner climbs, the VM reads at the longest again and asks nothing. */
+static void
+test_a_partners_intervals_do_not_tune_it (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  const VtRegionAttrs *a = vt_tracker_attrs (f->tracker);
+  guint start = f->config->start_interval_scale, longest = f->config->max_interval_scale;
+  guint threshold = vt_tracker_hot_threshold (f->tracker);
+  run_saturated (f, 20);
+  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * longest);
+
+  for (guint i = 0; i < 40; i++) {
+    load_at (f, 1, start);
+    while (g_main_context_iteration (NULL, FALSE))
+      ;
+    g_assert_cmpuint (vt_tracker_interval_scale (f->tracker), ==, start);
+    g_assert_cmpuint (vt_tracker_hot_threshold (f->tracker), ==, threshold);
+  }
+  guint max = vt_tracker_max_accesses (f->tracker);
+  for (guint i = 0; i < 10; i++) {
+    load_at (f, max, longest);
+    while (g_main_context_iteration (NULL, FALSE))
+      ;
+    g_assert_cmpuint (vt_tracker_interval_scale (f->tracker), ==, longest);
+  }
+  g_assert_cmpuint (vt_tracker_hot_threshold (f->tracker), ==, threshold);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -195,5 +238,7 @@ main (int argc, char **argv)
               test_starts_long_and_shrinks_when_ranking, fixture_teardown);
   g_test_add ("/tracker/heat-comes-with-its-own-counts", Fixture, NULL, fixture_setup,
               test_heat_comes_with_its_own_counts, fixture_teardown);
+  g_test_add ("/tracker/a-partners-intervals-do-not-tune-it", Fixture, NULL, fixture_setup,
+              test_a_partners_intervals_do_not_tune_it, fixture_teardown);
   return g_test_run ();
 }

@@ -111,22 +111,40 @@ def spread(r, key):
     return f"{statistics.median(v):.4f} [{min(v):.4f}-{max(v):.4f}]" if len(v) > 1 else f"{v[0]:.4f}"
 
 
-# Before a configuration is measured: each VM tracked, then 50
-# aggregations or this long, whichever comes first. An uncontended VM's
-# tuner lengthens its intervals to 32x (6.4 s aggregations: it has
-# nothing to rank), where 50 took 320 s and timed out.
-SETTLE_S = 60
+# Before a configuration is measured: each VM tracked, then every VM's
+# interval scale unchanged for HELD_S, or SETTLE_S, whichever comes first.
+# A fixed 60 s measured the eight-VM row while VMs still climbed (an
+# uncontended VM's tuner lengthens its intervals to 32x, 6.4 s
+# aggregations, and judges each step over three of them); a row measured
+# unsettled says so.
+SETTLE_S, HELD_S, POLL_S = 300, 40, 5
+
+
+def scale_of(vtierd, name):
+    h = vtierd.ctl("heat", name)
+    return h.get("interval_scale", h["sample_us"] // 5000)
 
 
 def settle(vtierd, names):
     for n in names:
         vtierd.wait_tracking(n, timeout=120)
-    deadline = time.monotonic() + SETTLE_S
-    for n in names:
-        try:
-            vtierd.wait_tracking(n, timeout=max(1.0, deadline - time.monotonic()), aggregations=50)
-        except TimeoutError:
-            pass
+    t0 = time.monotonic()
+    last, since = {}, {}
+    while True:
+        now = time.monotonic()
+        for n in names:
+            sc = scale_of(vtierd, n)
+            if last.get(n) != sc:
+                last[n], since[n] = sc, now
+        held = min(now - since[n] for n in names)
+        if held >= HELD_S:
+            print(f"settled in {now - t0:.0f} s at scales {[last[n] for n in names]}", flush=True)
+            return True
+        if now - t0 >= SETTLE_S:
+            print(f"not settled after {SETTLE_S} s: scales {[last[n] for n in names]}, "
+                  f"held {[round(now - since[n]) for n in names]} s", flush=True)
+            return False
+        time.sleep(POLL_S)
 
 
 def kept(kind, value):
@@ -202,8 +220,8 @@ for size in SIZES:
     if r is None:
         g = testbed.Guest.start(f"size{size}", size=size, hot=HOT_MIB, verify=600)
         g.wait_ready(timeout=600)
-        settle(vtierd, [g.name])
-        r = dict(cost(vtierd, [g]), size_mib=size)
+        settled = settle(vtierd, [g.name])
+        r = dict(cost(vtierd, [g]), size_mib=size, settled=settled)
         g.stop()
         keep("size", size, r)
     results["by_size"].append(r)
@@ -224,8 +242,8 @@ for count in COUNTS:
             # running: what is measured comes after settle().
             g.wait_ready(timeout=600, pause_others=True)
             guests.append(g)
-        settle(vtierd, [x.name for x in guests])
-        r = dict(cost(vtierd, guests), guests=count, busy=args.count_busy)
+        settled = settle(vtierd, [x.name for x in guests])
+        r = dict(cost(vtierd, guests), guests=count, busy=args.count_busy, settled=settled)
         keep("count", count, r)
     results["by_count"].append(r)
     print(f"{count} guest(s), each busy {r.get('busy', 1):.0%} of the time, "
@@ -252,7 +270,8 @@ for r in results["by_size"] + results["by_count"]:
     print(f"| {r.get('size_mib', 256)} MiB | {r.get('guests', 1)} | {r.get('busy', 1):.0%} | "
           f"{r['kdamonds']} | "
           f"{spread(r, 'vtierd_cpu')} | {spread(r, 'kdamond_cpu')} | {spread(r, 'total_per_vm')} | "
-          f"{r['regions']} | {r.get('scales', '-')} | {r.get('hot_mib', '-')} | "
+          f"{r['regions']} | {r.get('scales', '-')}{'' if r.get('settled', True) else ' (unsettled)'} | "
+          f"{r.get('hot_mib', '-')} | "
           f"{pct(r.get('hot_in'))} / {pct(r.get('cold_in'))} |")
 with open(os.path.join(testbed.RESULTS, "tracking-cost.json"), "w") as f:
     json.dump(results, f, indent=1)
