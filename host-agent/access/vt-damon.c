@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "access/vt-damon-commit.h"
+#include "access/vt-damon-regroup.h"
 #include "access/vt-damos-tiering.h"
 #include "common/vt-cpu-parts.h"
 #include "common/vt-error.h"
@@ -46,6 +47,11 @@
  * nor hold up a finished move's hand-off (which waits for the dispatch
  * under way: vt_migrate_range_async) for long. */
 #define MAX_READS_PER_DISPATCH 2
+/* VMs sharing kdamonds are regrouped (vt-damon-regroup.h) this often; a
+ * VM moves once its intervals and kdamond held STEADY_US: a tuner climbs a
+ * step every 10-20 s, and a move restarts its regions. */
+#define REGROUP_EVERY_S 15
+#define STEADY_US (60 * G_USEC_PER_SEC)
 
 /* A VM in a kdamond's context, at its index there (DAMON's target_id). */
 typedef struct {
@@ -55,6 +61,7 @@ typedef struct {
   guint64 sample_us, aggr_us;      /* the intervals it asks for */
   guint min_nr_regions, max_nr_regions;
   guint64 since;         /* the commit that gave it its index */
+  gint64 steady_from;    /* monotonic us since its intervals and kdamond held */
   VtDamosTiering *tiering; /* the kernel moves its memory (vt-damos-tiering.h), or NULL */
 } Target;
 
@@ -92,6 +99,7 @@ struct _VtDamon {
   DamonSlot *slots;
   VtDamonCommits *commits; /* commits to running kdamonds, off the main loop */
   GCancellable *cancel;    /* cancelled when vtierd stops DAMON */
+  guint regroup_timer;
   guint64 generation;      /* the last slot content numbered */
   VtDamosFeatures damos;   /* what its DAMOS has beyond tiering's needs */
   char *damos_unsupported; /* why the kernel cannot tier a VM, or NULL */
@@ -391,6 +399,7 @@ check_vaddr_operations (VtDamon *damon, GError **error)
 /* ---- trace -------------------------------------------------------------- */
 
 static gboolean on_trace_readable (gint fd, GIOCondition condition, gpointer user_data);
+static gboolean on_regroup_timer (gpointer data);
 
 static gboolean
 open_trace (VtDamon *damon, GError **error)
@@ -510,6 +519,8 @@ vt_damon_new (const char *sysfs_root, const char *state_dir, guint n_slots,
   g_autoptr (GError) damos_error = NULL;
   if (!vt_damos_probe (slot0, &damon->damos, &damos_error))
     damon->damos_unsupported = g_strdup (damos_error->message);
+  if (damon->n_slots > 1)
+    damon->regroup_timer = g_timeout_add_seconds (REGROUP_EVERY_S, on_regroup_timer, damon);
   return g_steal_pointer (&damon);
 }
 
@@ -519,6 +530,7 @@ vt_damon_free (VtDamon *damon)
   if (!damon)
     return;
   close_trace (damon);
+  g_clear_handle_id (&damon->regroup_timer, g_source_remove);
   /* Commits that end from now on tell nobody but their waiters. */
   if (damon->cancel)
     g_cancellable_cancel (damon->cancel);
@@ -924,27 +936,43 @@ on_commit_done (G_GNUC_UNUSED GObject *source, GAsyncResult *result, gpointer us
   finish_waiter (data->waiter, g_steal_pointer (&error));
 }
 
+/* Whether slot `index` can take a VM (`load`: its live VMs): vtierd's
+ * running one, or a stopped one. A stopped slot someone else turned on is
+ * not free. */
+static gboolean
+slot_takes_vms (VtDamon *damon, guint index, gboolean *takes, guint *load, GError **error)
+{
+  DamonSlot *slot = &damon->slots[index];
+  *load = slot_live_targets (slot);
+  *takes = TRUE;
+  if (slot->running && *load > 0)
+    return TRUE;
+  gboolean on;
+  if (!slot_is_on (damon, index, &on, error))
+    return FALSE;
+  if (on && !slot->running)
+    *takes = FALSE;
+  else if (!on)
+    slot_reset (slot); /* its kdamond ended: every process of it exited */
+  *load = 0;
+  return TRUE;
+}
+
 /* The slot for a new VM: the one with the fewest VMs, a stopped one (a
- * kdamond of its own) first. A stopped slot someone else turned on is not
- * free. */
+ * kdamond of its own) first. */
 static gboolean
 pick_slot (VtDamon *damon, guint *index, GError **error)
 {
   guint best = G_MAXUINT, best_load = G_MAXUINT;
   for (guint i = 0; i < damon->n_slots; i++) {
-    DamonSlot *slot = &damon->slots[i];
-    guint load = slot_live_targets (slot);
-    gboolean on;
-    if (!slot->running || load == 0) {
-      if (!slot_is_on (damon, i, &on, error))
-        return FALSE;
-      if (on && !slot->running)
-        continue;
-      if (!on)
-        slot_reset (slot); /* its kdamond ended: every process of it exited */
-      load = 0;
-    }
-    if (load < best_load || (load == best_load && !slot->running && damon->slots[best].running)) {
+    gboolean takes;
+    guint load;
+    if (!slot_takes_vms (damon, i, &takes, &load, error))
+      return FALSE;
+    if (!takes)
+      continue;
+    if (load < best_load ||
+        (load == best_load && !damon->slots[i].running && damon->slots[best].running)) {
       best = i;
       best_load = load;
     }
@@ -954,6 +982,43 @@ pick_slot (VtDamon *damon, guint *index, GError **error)
     return FALSE;
   }
   *index = best;
+  return TRUE;
+}
+
+/* `t` joins slot `index`, which takes it (and frees it on failure): a
+ * stopped kdamond starts with it; on a running one it takes a parked
+ * index, or a new one at the end, and counts once the kernel has taken it
+ * (commit_taken). */
+static gboolean
+join_slot (VtDamon *damon, guint index, Target *t, GError **error)
+{
+  DamonSlot *slot = &damon->slots[index];
+  t->steady_from = g_get_monotonic_time ();
+  if (!slot->running) {
+    GPid pid = t->process.pid;
+    g_ptr_array_add (slot->targets, t);
+    if (!start_slot (damon, index, error)) {
+      turn_off_slot_quietly (damon, index);
+      slot_reset (slot); /* frees t */
+      g_prefix_error (error, "DAMON slot %u for pid %d: ", index, (int) pid);
+      return FALSE;
+    }
+    return TRUE;
+  }
+  guint at = slot->targets->len;
+  for (guint i = 0; i < slot->targets->len; i++)
+    if (!target_is_live (slot->targets->pdata[i])) {
+      at = i;
+      break;
+    }
+  if (at < slot->targets->len) {
+    target_free (slot->targets->pdata[at]);
+    slot->targets->pdata[at] = t;
+  } else {
+    g_ptr_array_add (slot->targets, t);
+  }
+  request_commit (damon, index, NULL);
+  t->since = slot->requested;
   return TRUE;
 }
 
@@ -983,7 +1048,6 @@ vt_damon_add_target (VtDamon *damon, gpointer target_key, GPid pid, const VtAddr
   guint index;
   if (!pick_slot (damon, &index, error))
     return FALSE;
-  DamonSlot *slot = &damon->slots[index];
 
   Target *t = g_new0 (Target, 1);
   t->key = target_key;
@@ -996,34 +1060,7 @@ vt_damon_add_target (VtDamon *damon, gpointer target_key, GPid pid, const VtAddr
   t->aggr_us = attrs->aggr_us;
   t->min_nr_regions = attrs->min_nr_regions;
   t->max_nr_regions = attrs->max_nr_regions;
-
-  if (!slot->running) {
-    g_ptr_array_add (slot->targets, t);
-    if (!start_slot (damon, index, error)) {
-      turn_off_slot_quietly (damon, index);
-      slot_reset (slot);
-      g_prefix_error (error, "DAMON slot %u for pid %d: ", index, pid);
-      return FALSE;
-    }
-    return TRUE;
-  }
-  /* A running kdamond: the VM takes a parked index, or a new one at the
-   * end, and counts once the kernel has taken it (commit_taken). */
-  guint at = slot->targets->len;
-  for (guint i = 0; i < slot->targets->len; i++)
-    if (!target_is_live (slot->targets->pdata[i])) {
-      at = i;
-      break;
-    }
-  if (at < slot->targets->len) {
-    target_free (slot->targets->pdata[at]);
-    slot->targets->pdata[at] = t;
-  } else {
-    g_ptr_array_add (slot->targets, t);
-  }
-  request_commit (damon, index, NULL);
-  t->since = slot->requested;
-  return TRUE;
+  return join_slot (damon, index, t, error);
 }
 
 void
@@ -1061,6 +1098,8 @@ vt_damon_set_intervals_async (VtDamon *damon, gpointer target_key, guint64 sampl
   DamonSlot *slot = &damon->slots[index];
   guint64 was_sample, was_aggr;
   slot_wanted (slot, &was_sample, &was_aggr, NULL, NULL);
+  if (t->sample_us != sample_us || t->aggr_us != aggr_us)
+    t->steady_from = g_get_monotonic_time ();
   t->sample_us = sample_us;
   t->aggr_us = aggr_us;
   guint64 now_sample, now_aggr;
@@ -1079,6 +1118,82 @@ gboolean
 vt_damon_set_intervals_finish (GAsyncResult *result, GError **error)
 {
   return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* Moves `t` of slot `from` to slot `to`: it joins `to` first, then its
+ * index in `from` is parked (in the same main-loop turn, so no snapshot
+ * of it comes from both). Its DAMON regions start again there. */
+static void
+move_target (VtDamon *damon, guint from, Target *t, guint to)
+{
+  Target *m = g_new0 (Target, 1);
+  *m = *t;
+  m->ranges = g_array_copy (t->ranges);
+  m->tiering = NULL; /* VMs the kernel tiers do not move */
+  m->since = 0;
+  g_autoptr (GError) error = NULL;
+  if (!join_slot (damon, to, m, &error)) {
+    g_message ("DAMON: pid %d stays with its kdamond: %s", (int) t->process.pid, error->message);
+    t->steady_from = g_get_monotonic_time ();
+    return;
+  }
+  g_message ("DAMON: pid %d to kdamond slot %u, whose VMs ask for its intervals (%"
+             G_GUINT64_FORMAT " us or longer) or none: slot %u ran shorter ones for it",
+             (int) t->process.pid, to, t->aggr_us, from);
+  park_target (t);
+  if (slot_live_targets (&damon->slots[from]) > 0)
+    request_commit (damon, from, NULL);
+  else
+    stop_slot (damon, from);
+}
+
+void
+vt_damon_regroup (VtDamon *damon, gint64 now_us)
+{
+  g_return_if_fail (damon != NULL);
+  g_autoptr (GArray) vms = g_array_new (FALSE, FALSE, sizeof (VtRegroupVm));
+  g_autoptr (GPtrArray) targets = g_ptr_array_new ();
+  g_autofree gboolean *usable = g_new0 (gboolean, damon->n_slots);
+  gboolean shared = FALSE;
+  for (guint s = 0; s < damon->n_slots; s++) {
+    DamonSlot *slot = &damon->slots[s];
+    shared |= slot->running && slot_live_targets (slot) > 1;
+    for (guint i = 0; slot->running && i < slot->targets->len; i++) {
+      Target *t = slot->targets->pdata[i];
+      if (!target_is_live (t))
+        continue;
+      /* Counted once its kdamond has taken it, and not while a commit
+       * of its slot is under way. */
+      gboolean movable = !t->tiering && t->since <= slot->committed &&
+                         slot->requested == slot->committed &&
+                         now_us - t->steady_from >= STEADY_US;
+      VtRegroupVm vm = { s, t->aggr_us, movable };
+      g_array_append_val (vms, vm);
+      g_ptr_array_add (targets, t);
+    }
+  }
+  if (!shared)
+    return; /* every VM has a kdamond of its own */
+  for (guint s = 0; s < damon->n_slots; s++) {
+    guint load;
+    g_autoptr (GError) error = NULL;
+    if (!slot_takes_vms (damon, s, &usable[s], &load, &error)) {
+      g_debug ("DAMON slot %u: %s", s, error->message);
+      usable[s] = FALSE;
+    }
+  }
+  guint vm, to;
+  if (!vt_regroup_pick ((const VtRegroupVm *) (void *) vms->data, vms->len, usable,
+                        damon->n_slots, &vm, &to))
+    return;
+  move_target (damon, g_array_index (vms, VtRegroupVm, vm).slot, targets->pdata[vm], to);
+}
+
+static gboolean
+on_regroup_timer (gpointer data)
+{
+  vt_damon_regroup (data, g_get_monotonic_time ());
+  return G_SOURCE_CONTINUE;
 }
 
 GPid

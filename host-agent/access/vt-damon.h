@@ -69,6 +69,11 @@ void vt_damon_set_intervals_async (VtDamon *damon, gpointer target_key, guint64 
                                    guint64 aggr_us, GCancellable *cancellable,
                                    GAsyncReadyCallback callback, gpointer user_data);
 gboolean vt_damon_set_intervals_finish (GAsyncResult *result, GError **error);
+/* Moves at most one VM to another kdamond when VMs that share one ask for
+ * intervals far apart (vt-damon-regroup.h), among those whose intervals
+ * and kdamond held a minute by `now_us` (monotonic). vtierd's own timer
+ * calls it every 15 s; tests call it with a later time. */
+void vt_damon_regroup (VtDamon *damon, gint64 now_us);
 /* The kdamond's thread id (for CPU accounting), or 0. */
 GPid vt_damon_get_kdamond_pid (VtDamon *damon, gpointer target_key);
 

@@ -12,6 +12,7 @@
 
 #include "access/vt-damon-commit.h"
 #include "access/vt-damon.h"
+#include "access/vt-damon-regroup.h"
 #include "common/vt-error.h"
 #include "vt-test-tree.h"
 
@@ -1100,12 +1101,19 @@ static const VtAddrRange range_a[] = { { 0x10000, 0x20000 } };
 static const VtAddrRange range_b[] = { { 0x30000, 0x40000 } };
 static const VtAddrRange range_c[] = { { 0x50000, 0x60000 } };
 
-/* One region of target `target_id` of kdamond 244. */
+/* One region of target `target_id` of kdamond `tid`. */
+static void
+feed_target_of (VtDamon *damon, GPid tid, guint target_id, const VtAddrRange *range)
+{
+  g_autofree char *line = target_trace_line (tid, target_id, 1, range->start, range->end, 2);
+  vt_damon_feed (damon, line);
+}
+
+/* ... of kdamond 244. */
 static void
 feed_target (VtDamon *damon, guint target_id, const VtAddrRange *range)
 {
-  g_autofree char *line = target_trace_line (244, target_id, 1, range->start, range->end, 2);
-  vt_damon_feed (damon, line);
+  feed_target_of (damon, 244, target_id, range);
 }
 
 static guint
@@ -1117,22 +1125,46 @@ count_key (GPtrArray *snapshots, gpointer key)
   return n;
 }
 
-/* Feeds a line of the target until a snapshot of `key` arrives, running
- * the main loop in between (the commit's end comes through it). */
+/* Feeds a line of the target of kdamond `tid` until a snapshot of `key`
+ * arrives, running the main loop in between (the commit's end comes
+ * through it). */
 static Snapshot *
-feed_until_delivered (VtDamon *damon, GPtrArray *snapshots, gpointer key, guint target_id,
-                      const VtAddrRange *range)
+feed_until_delivered_from (VtDamon *damon, GPtrArray *snapshots, gpointer key, GPid tid,
+                           guint target_id, const VtAddrRange *range)
 {
   guint before = count_key (snapshots, key);
   for (guint i = 0; i < 2000; i++) {
     while (g_main_context_iteration (NULL, FALSE))
       ;
-    feed_target (damon, target_id, range);
+    feed_target_of (damon, tid, target_id, range);
     if (count_key (snapshots, key) > before)
       return snapshots->pdata[snapshots->len - 1];
     g_usleep (1000);
   }
   g_assert_not_reached ();
+}
+
+static Snapshot *
+feed_until_delivered (VtDamon *damon, GPtrArray *snapshots, gpointer key, guint target_id,
+                      const VtAddrRange *range)
+{
+  return feed_until_delivered_from (damon, snapshots, key, 244, target_id, range);
+}
+
+/* vtierd's DAMON on a fake host of `n_slots` kdamonds, each of which can
+ * take a second VM: what DAMON makes on nr_targets=2 (a plain tree
+ * cannot). */
+static VtDamon *
+damon_two_per_slot (FakeHost *host, guint n_slots, GPtrArray *snapshots)
+{
+  fake_host_add_slot_dirs (host, n_slots);
+  VtDamon *damon = damon_new_on (host, n_slots, snapshots);
+  for (guint s = 0; s < n_slots; s++) {
+    put_slot_file (host, s, CTX "targets/1/pid_target", "0");
+    put_slot_file (host, s, CTX "targets/1/regions/nr_regions", "0");
+    put_region_dirs (host, s, 1);
+  }
+  return damon;
 }
 
 /* Three VMs through one kdamond: each keeps its index (DAMON's target_id)
@@ -1147,14 +1179,9 @@ test_shared_kdamond (void)
   g_autoptr (GPtrArray) snapshots = snapshots_new ();
   g_auto (Commits) c = { 0 };
   int vm_a, vm_b, vm_c;
-  fake_host_add_slot_dirs (host, 1);
-  VtDamon *damon = damon_new_on (host, 1, snapshots);
+  VtDamon *damon = damon_two_per_slot (host, 1, snapshots);
   g_autofree char *slot = g_build_filename (host->root, KDAMONDS "/0", NULL);
   g_autofree char *self = g_strdup_printf ("%d", (int) getpid ());
-  /* What DAMON makes on nr_targets=2 (a plain tree cannot). */
-  put_slot_file (host, 0, CTX "targets/1/pid_target", "0");
-  put_slot_file (host, 0, CTX "targets/1/regions/nr_regions", "0");
-  put_region_dirs (host, 0, 1);
 
   add_target (damon, &vm_a, 1000, range_a, 1);
   put_slot_file (host, 0, "pid", "244");
@@ -1242,6 +1269,126 @@ test_shared_kdamond (void)
 
   g_unlink (state);
   vt_test_put_file (slot, "state", "on\n");
+  damon_free_on_fake_host (damon);
+}
+
+#define SCALED(x) (200000 * (x))
+
+/* Moves the planner picks, applied until it picks none. */
+static guint
+regroup_until_done (VtRegroupVm *vms, guint n_vms, const gboolean *usable, guint n_slots)
+{
+  guint moves = 0, vm, to;
+  while (vt_regroup_pick (vms, n_vms, usable, n_slots, &vm, &to)) {
+    g_assert_cmpuint (vms[vm].slot, !=, to);
+    vms[vm].slot = to;
+    g_assert_cmpuint (++moves, <=, n_vms);
+  }
+  return moves;
+}
+
+/* Which VM moves where: one read at its partner's 32x shorter intervals
+ * joins a kdamond that runs its own, or a free one; eight VMs paired a
+ * fine one with a quiet one on each of four kdamonds end grouped, each
+ * read at the intervals it asks for, in a move per VM or fewer; a move
+ * that buys less than 4x for one VM is not taken, nor one to a kdamond
+ * that cannot take VMs, nor one of a VM that may not move. */
+static void
+test_regroup_pick (void)
+{
+  const gboolean both[] = { TRUE, TRUE }, first[] = { TRUE, FALSE };
+  guint vm, to;
+  VtRegroupVm dragged[] = { { 0, SCALED (32), TRUE }, { 1, SCALED (32), TRUE },
+                            { 0, SCALED (1), TRUE } };
+  g_assert_true (vt_regroup_pick (dragged, 3, both, 2, &vm, &to));
+  g_assert_cmpuint (vm, ==, 0);
+  g_assert_cmpuint (to, ==, 1);
+  g_assert_false (vt_regroup_pick (dragged, 3, first, 2, &vm, &to));
+  dragged[0].movable = FALSE;
+  g_assert_false (vt_regroup_pick (dragged, 3, both, 2, &vm, &to));
+
+  VtRegroupVm free_slot[] = { { 0, SCALED (32), TRUE }, { 0, SCALED (1), TRUE } };
+  g_assert_true (vt_regroup_pick (free_slot, 2, both, 2, &vm, &to));
+  g_assert_cmpuint (to, ==, 1);
+
+  VtRegroupVm near[] = { { 0, SCALED (2), TRUE }, { 0, SCALED (1), TRUE },
+                         { 1, SCALED (1), TRUE } };
+  g_assert_false (vt_regroup_pick (near, 3, both, 2, &vm, &to));
+
+  const gboolean four[] = { TRUE, TRUE, TRUE, TRUE };
+  VtRegroupVm pairs[8];
+  for (guint i = 0; i < 8; i++)
+    pairs[i] = (VtRegroupVm) { i / 2, SCALED (i % 2 ? 32 : 1), TRUE };
+  g_assert_cmpuint (regroup_until_done (pairs, 8, four, 4), >=, 2);
+  for (guint i = 0; i < 8; i++)
+    for (guint j = 0; j < 8; j++)
+      if (pairs[i].slot == pairs[j].slot)
+        g_assert_cmpuint (pairs[i].aggr_us, ==, pairs[j].aggr_us);
+}
+
+/* The same on kdamonds: A and C share kdamond 0, B has kdamond 1; A's and
+ * B's tuners settle at 32x, C's at the configured intervals. Within a
+ * minute of A's last change nothing moves; then A joins B's kdamond (a
+ * commit there), its index on kdamond 0 is parked (a commit there), and
+ * its snapshots come from kdamond 1 at 32x. */
+static void
+test_regroup_moves_a_dragged_vm (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  g_auto (Commits) c = { 0 };
+  int vm_a, vm_b, vm_c;
+  VtDamon *damon = damon_two_per_slot (host, 2, snapshots);
+  g_autofree char *slot0 = g_build_filename (host->root, KDAMONDS "/0", NULL);
+  g_autofree char *slot1 = g_build_filename (host->root, KDAMONDS "/1", NULL);
+  g_autofree char *self = g_strdup_printf ("%d", (int) getpid ());
+  put_slot_file (host, 0, "pid", "244");
+  put_slot_file (host, 1, "pid", "251");
+  add_target (damon, &vm_a, 1000, range_a, 1);
+  add_target (damon, &vm_b, 2000, range_b, 1);
+  assert_slot_file (host, 1, CTX "targets/0/pid_target", "2000");
+  g_autofree char *state = make_state_fifo (slot0);
+  add_target (damon, &vm_c, 3000, range_c, 1);
+  g_autofree char *join = take_request (state);
+  g_assert_cmpstr (join, ==, "commit");
+  feed_until_delivered (damon, snapshots, &vm_c, 1, range_c);
+
+  vt_damon_set_intervals_async (damon, &vm_a, 128000, SCALED (32), NULL, on_committed, &c);
+  wait_commits (&c, 1);
+  assert_no_request (state);
+  vt_damon_set_intervals_async (damon, &vm_b, 128000, SCALED (32), NULL, on_committed, &c);
+  wait_commits (&c, 2);
+  g_assert_cmpuint (c.ok, ==, 2);
+  assert_slot_file (host, 1, AGGR_US, "6400000");
+
+  vt_damon_regroup (damon, g_get_monotonic_time ());
+  assert_slot_file (host, 1, CTX "targets/nr_targets", "1");
+  assert_no_request (state);
+
+  g_test_expect_message ("vtier", G_LOG_LEVEL_MESSAGE, "*pid 1000 to kdamond slot 1*");
+  vt_damon_regroup (damon, g_get_monotonic_time () + 61 * G_USEC_PER_SEC);
+  g_test_assert_expected_messages ();
+  wait_for_file (slot1, CTX "targets/1/pid_target", "1000");
+  assert_slot_file (host, 1, CTX "targets/nr_targets", "2");
+  g_autofree char *leave = take_request (state);
+  g_assert_cmpstr (leave, ==, "commit");
+  assert_slot_file (host, 0, CTX "targets/0/pid_target", self);
+  assert_slot_file (host, 0, CTX "targets/1/pid_target", "3000");
+  assert_slot_file (host, 0, AGGR_US, "200000");
+  assert_slot_file (host, 1, AGGR_US, "6400000");
+  Snapshot *a = feed_until_delivered_from (damon, snapshots, &vm_a, 251, 1, range_a);
+  g_assert_cmpuint (a->aggr_us, ==, SCALED (32));
+  g_assert_cmpint (vt_damon_get_kdamond_pid (damon, &vm_a), ==, 251);
+  guint a_had = count_key (snapshots, &vm_a);
+  feed_target (damon, 0, range_a);
+  g_assert_cmpuint (count_key (snapshots, &vm_a), ==, a_had);
+
+  /* Grouped: nothing more moves. */
+  vt_damon_regroup (damon, g_get_monotonic_time () + 200 * G_USEC_PER_SEC);
+  assert_no_request (state);
+
+  g_unlink (state);
+  vt_test_put_file (slot0, "state", "on\n");
   damon_free_on_fake_host (damon);
 }
 
@@ -1578,6 +1725,8 @@ main (int argc, char **argv)
   g_test_add_func ("/damon/commits-forget-and-free", test_commits_forget_and_free);
   g_test_add_func ("/damon/shared-kdamond", test_shared_kdamond);
   g_test_add_func ("/damon/region-across-touching-blocks", test_region_across_touching_blocks);
+  g_test_add_func ("/damon/regroup-pick", test_regroup_pick);
+  g_test_add_func ("/damon/regroup-moves-a-dragged-vm", test_regroup_moves_a_dragged_vm);
   g_test_add_func ("/damon/kdamond-stops-with-its-last-live-vm",
                    test_kdamond_stops_with_its_last_live_vm);
   g_test_add_func ("/damon/exclusive-module-named", test_exclusive_module_named);
