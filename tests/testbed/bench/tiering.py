@@ -489,7 +489,8 @@ class WithVtierd:
     def report(self):
         """Per VM, a line a sample: its engine and status, its target and
         top-tier bytes, and what its tracking costs depend on: its regions
-        and aggregations so far (their pace: the tuned intervals)."""
+        and aggregations so far (their pace: the tuned intervals), and
+        its kdamond (VMs beyond [access] kdamonds share them)."""
         lines = []
         for name in ("idle", "a", "b"):
             vm = self.vms().get(name, {})
@@ -497,7 +498,8 @@ class WithVtierd:
                          f"tiering {vm.get('tiering', '?')} target {vm.get('target_bytes', 0) >> 20} "
                          f"top {vm.get('top_bytes', 0) >> 20} MiB, "
                          f"{vm.get('nr_regions', 0)} regions, "
-                         f"{vm.get('aggregations', 0)} aggregations")
+                         f"{vm.get('aggregations', 0)} aggregations, "
+                         f"kdamond {vm.get('kdamond_pid', 0)}")
         return lines
 
     MOVED = ("promoted", "demoted", "promoted_at_share", "exchanged", "filled")
