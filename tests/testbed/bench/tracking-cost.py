@@ -111,13 +111,14 @@ def spread(r, key):
     return f"{statistics.median(v):.4f} [{min(v):.4f}-{max(v):.4f}]" if len(v) > 1 else f"{v[0]:.4f}"
 
 
-# Before a configuration is measured: each VM tracked, then every VM's
-# interval scale unchanged for HELD_S, or SETTLE_S, whichever comes first.
-# A fixed 60 s measured the eight-VM row while VMs still climbed (an
-# uncontended VM's tuner lengthens its intervals to 32x, 6.4 s
-# aggregations, and judges each step over three of them); a row measured
-# unsettled says so.
-SETTLE_S, HELD_S, POLL_S = 300, 40, 5
+# Before a configuration is measured: each VM tracked, then every VM at
+# the longest interval scale (LONGEST, vtierd's default max-interval-scale:
+# an uncontended VM's tuner climbs there, it has nothing to rank) or at one
+# that held HELD_S, or SETTLE_S, whichever comes first. A fixed 60 s
+# measured the eight-VM row while VMs still climbed; a VM held 40 s at 8x
+# by the climb's hold (30 windows) was taken as settled and climbed to 32x
+# during the measurement. A row measured unsettled says so.
+SETTLE_S, HELD_S, POLL_S, LONGEST = 300, 120, 5, 32
 
 
 def scale_of(vtierd, name):
@@ -136,8 +137,7 @@ def settle(vtierd, names):
             sc = scale_of(vtierd, n)
             if last.get(n) != sc:
                 last[n], since[n] = sc, now
-        held = min(now - since[n] for n in names)
-        if held >= HELD_S:
+        if all(last[n] >= LONGEST or now - since[n] >= HELD_S for n in names):
             print(f"settled in {now - t0:.0f} s at scales {[last[n] for n in names]}", flush=True)
             return True
         if now - t0 >= SETTLE_S:
