@@ -14,7 +14,12 @@
  * runs its intervals is worth as much as moving the dragged VM away. Only
  * a move worth VT_REGROUP_MIN_GAIN or more is taken (one VM read at 4x
  * longer intervals, or two at 2x): a moved VM's regions start again from
- * DAMON's initial split. */
+ * DAMON's initial split. Nor is one that involves a kdamond with a VM that is
+ * not steady (just joined, or its intervals just changed): a new VM
+ * starts at the start scale and climbs within a minute, and the partners
+ * it drags meanwhile would move for nothing (seen in the tracking bench:
+ * a VM at 32x moved away from the eighth VM's arrival at 4x, which was at
+ * 32x 50 s later). */
 #pragma once
 
 #include <glib.h>
@@ -24,7 +29,8 @@
 typedef struct {
   guint slot;       /* its kdamond now */
   guint64 aggr_us;  /* the aggregation interval it asks for */
-  gboolean movable; /* it may move now (vt-damon.c says when) */
+  gboolean steady;  /* its intervals and kdamond held (vt-damon.c says how long) */
+  gboolean movable; /* steady, and it may move (vt-damon.c says which may) */
 } VtRegroupVm;
 
 /* `usable[s]`: kdamond s can take a VM (vtierd's, running or stopped).

@@ -1164,10 +1164,9 @@ vt_damon_regroup (VtDamon *damon, gint64 now_us)
         continue;
       /* Counted once its kdamond has taken it, and not while a commit
        * of its slot is under way. */
-      gboolean movable = !t->tiering && t->since <= slot->committed &&
-                         slot->requested == slot->committed &&
-                         now_us - t->steady_from >= STEADY_US;
-      VtRegroupVm vm = { s, t->aggr_us, movable };
+      gboolean steady = t->since <= slot->committed && slot->requested == slot->committed &&
+                        now_us - t->steady_from >= STEADY_US;
+      VtRegroupVm vm = { s, t->aggr_us, steady, steady && !t->tiering };
       g_array_append_val (vms, vm);
       g_ptr_array_add (targets, t);
     }

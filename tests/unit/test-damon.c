@@ -1292,33 +1292,46 @@ regroup_until_done (VtRegroupVm *vms, guint n_vms, const gboolean *usable, guint
  * fine one with a quiet one on each of four kdamonds end grouped, each
  * read at the intervals it asks for, in a move per VM or fewer; a move
  * that buys less than 4x for one VM is not taken, nor one to a kdamond
- * that cannot take VMs, nor one of a VM that may not move. */
+ * that cannot take VMs, nor one of a VM that may not move, nor one that
+ * involves a kdamond with a VM not steady yet. */
 static void
 test_regroup_pick (void)
 {
   const gboolean both[] = { TRUE, TRUE }, first[] = { TRUE, FALSE };
   guint vm, to;
-  VtRegroupVm dragged[] = { { 0, SCALED (32), TRUE }, { 1, SCALED (32), TRUE },
-                            { 0, SCALED (1), TRUE } };
+  VtRegroupVm dragged[] = { { 0, SCALED (32), TRUE, TRUE }, { 1, SCALED (32), TRUE, TRUE },
+                            { 0, SCALED (1), TRUE, TRUE } };
   g_assert_true (vt_regroup_pick (dragged, 3, both, 2, &vm, &to));
   g_assert_cmpuint (vm, ==, 0);
   g_assert_cmpuint (to, ==, 1);
   g_assert_false (vt_regroup_pick (dragged, 3, first, 2, &vm, &to));
+
+  /* The one that drags it just arrived (at the start scale): nothing
+   * moves until it is steady too. Nor when the kdamond it would join has
+   * a newcomer. */
+  dragged[2].steady = dragged[2].movable = FALSE;
+  g_assert_false (vt_regroup_pick (dragged, 3, both, 2, &vm, &to));
+  dragged[2].steady = dragged[2].movable = TRUE;
+  dragged[1].steady = dragged[1].movable = FALSE;
+  g_assert_false (vt_regroup_pick (dragged, 3, both, 2, &vm, &to));
+  dragged[1].steady = dragged[1].movable = TRUE;
+  /* Steady but not to move (the kernel tiers it): its partner's move
+   * would only drag the other kdamond's VM. */
   dragged[0].movable = FALSE;
   g_assert_false (vt_regroup_pick (dragged, 3, both, 2, &vm, &to));
 
-  VtRegroupVm free_slot[] = { { 0, SCALED (32), TRUE }, { 0, SCALED (1), TRUE } };
+  VtRegroupVm free_slot[] = { { 0, SCALED (32), TRUE, TRUE }, { 0, SCALED (1), TRUE, TRUE } };
   g_assert_true (vt_regroup_pick (free_slot, 2, both, 2, &vm, &to));
   g_assert_cmpuint (to, ==, 1);
 
-  VtRegroupVm near[] = { { 0, SCALED (2), TRUE }, { 0, SCALED (1), TRUE },
-                         { 1, SCALED (1), TRUE } };
+  VtRegroupVm near[] = { { 0, SCALED (2), TRUE, TRUE }, { 0, SCALED (1), TRUE, TRUE },
+                         { 1, SCALED (1), TRUE, TRUE } };
   g_assert_false (vt_regroup_pick (near, 3, both, 2, &vm, &to));
 
   const gboolean four[] = { TRUE, TRUE, TRUE, TRUE };
   VtRegroupVm pairs[8];
   for (guint i = 0; i < 8; i++)
-    pairs[i] = (VtRegroupVm) { i / 2, SCALED (i % 2 ? 32 : 1), TRUE };
+    pairs[i] = (VtRegroupVm) { i / 2, SCALED (i % 2 ? 32 : 1), TRUE, TRUE };
   g_assert_cmpuint (regroup_until_done (pairs, 8, four, 4), >=, 2);
   for (guint i = 0; i < 8; i++)
     for (guint j = 0; j < 8; j++)
