@@ -48,10 +48,23 @@
  * under way: vt_migrate_range_async) for long. */
 #define MAX_READS_PER_DISPATCH 2
 /* VMs sharing kdamonds are regrouped (vt-damon-regroup.h) this often; a
- * VM moves once its intervals and kdamond held STEADY_US: a tuner climbs a
- * step every 10-20 s, and a move restarts its regions. */
+ * VM is steady once its kdamond held, and its intervals stayed within a
+ * factor two of those it had then, for STEADY_US: a tuner climbs a step
+ * every 10-20 s, and a move restarts its regions. Within a factor two: a
+ * VM that ranks finely flips between 1x and 2x every 30-40 s (the
+ * contended bench), and taken as never steady, it kept the idle VM it
+ * shared a kdamond with at 1-2x for the whole run. */
 #define REGROUP_EVERY_S 15
 #define STEADY_US (60 * G_USEC_PER_SEC)
+
+/* Steadiness is timed by this clock (tests set their own). */
+static gint64 (*steady_clock) (void) = g_get_monotonic_time;
+
+void
+vt_damon_set_clock (gint64 (*clock) (void))
+{
+  steady_clock = clock ? clock : g_get_monotonic_time;
+}
 
 /* A VM in a kdamond's context, at its index there (DAMON's target_id). */
 typedef struct {
@@ -62,6 +75,7 @@ typedef struct {
   guint min_nr_regions, max_nr_regions;
   guint64 since;         /* the commit that gave it its index */
   gint64 steady_from;    /* monotonic us since its intervals and kdamond held */
+  guint64 steady_aggr_us; /* its aggregation interval at steady_from */
   VtDamosTiering *tiering; /* the kernel moves its memory (vt-damos-tiering.h), or NULL */
 } Target;
 
@@ -993,7 +1007,8 @@ static gboolean
 join_slot (VtDamon *damon, guint index, Target *t, GError **error)
 {
   DamonSlot *slot = &damon->slots[index];
-  t->steady_from = g_get_monotonic_time ();
+  t->steady_from = steady_clock ();
+  t->steady_aggr_us = t->aggr_us;
   if (!slot->running) {
     GPid pid = t->process.pid;
     g_ptr_array_add (slot->targets, t);
@@ -1098,8 +1113,10 @@ vt_damon_set_intervals_async (VtDamon *damon, gpointer target_key, guint64 sampl
   DamonSlot *slot = &damon->slots[index];
   guint64 was_sample, was_aggr;
   slot_wanted (slot, &was_sample, &was_aggr, NULL, NULL);
-  if (t->sample_us != sample_us || t->aggr_us != aggr_us)
-    t->steady_from = g_get_monotonic_time ();
+  if (aggr_us > 2 * t->steady_aggr_us || 2 * aggr_us < t->steady_aggr_us) {
+    t->steady_from = steady_clock ();
+    t->steady_aggr_us = aggr_us;
+  }
   t->sample_us = sample_us;
   t->aggr_us = aggr_us;
   guint64 now_sample, now_aggr;
@@ -1134,7 +1151,7 @@ move_target (VtDamon *damon, guint from, Target *t, guint to)
   g_autoptr (GError) error = NULL;
   if (!join_slot (damon, to, m, &error)) {
     g_message ("DAMON: pid %d stays with its kdamond: %s", (int) t->process.pid, error->message);
-    t->steady_from = g_get_monotonic_time ();
+    t->steady_from = steady_clock (); /* not tried again for a while */
     return;
   }
   g_message ("DAMON: pid %d to kdamond slot %u, whose VMs ask for its intervals (%"
@@ -1191,7 +1208,7 @@ vt_damon_regroup (VtDamon *damon, gint64 now_us)
 static gboolean
 on_regroup_timer (gpointer data)
 {
-  vt_damon_regroup (data, g_get_monotonic_time ());
+  vt_damon_regroup (data, steady_clock ());
   return G_SOURCE_CONTINUE;
 }
 

@@ -89,6 +89,9 @@ gboolean vt_damon_set_tiering (VtDamon *damon, gpointer target_key, const VtDamo
 /* For tests: parses one damon_aggregated trace line. FALSE if it is not one. */
 gboolean vt_damon_parse_trace_line (const char *line, GPid *kdamond_tid, guint *target_id,
                                     guint *nr_regions, VtRegion *region);
+/* For tests: the clock vt_damon_regroup's steadiness is timed by (NULL:
+ * the monotonic clock). */
+void vt_damon_set_clock (gint64 (*clock) (void));
 /* For tests: feeds trace text as if read from trace_pipe. */
 void vt_damon_feed (VtDamon *damon, const char *text);
 

@@ -1339,9 +1339,19 @@ test_regroup_pick (void)
         g_assert_cmpuint (pairs[i].aggr_us, ==, pairs[j].aggr_us);
 }
 
+static gint64 fake_now_us;
+
+static gint64
+fake_clock (void)
+{
+  return fake_now_us;
+}
+
 /* The same on kdamonds: A and C share kdamond 0, B has kdamond 1; A's and
  * B's tuners settle at 32x, C's at the configured intervals. Within a
- * minute of A's last change nothing moves; then A joins B's kdamond (a
+ * minute of A's last change nothing moves, and A flipping to 16x and
+ * back (within a factor two, as a VM ranking finely flips between 1x and
+ * 2x) does not start that minute again; then A joins B's kdamond (a
  * commit there), its index on kdamond 0 is parked (a commit there), and
  * its snapshots come from kdamond 1 at 32x. */
 static void
@@ -1357,6 +1367,8 @@ test_regroup_moves_a_dragged_vm (void)
   g_autofree char *self = g_strdup_printf ("%d", (int) getpid ());
   put_slot_file (host, 0, "pid", "244");
   put_slot_file (host, 1, "pid", "251");
+  fake_now_us = 0;
+  vt_damon_set_clock (fake_clock);
   add_target (damon, &vm_a, 1000, range_a, 1);
   add_target (damon, &vm_b, 2000, range_b, 1);
   assert_slot_file (host, 1, CTX "targets/0/pid_target", "2000");
@@ -1374,12 +1386,17 @@ test_regroup_moves_a_dragged_vm (void)
   g_assert_cmpuint (c.ok, ==, 2);
   assert_slot_file (host, 1, AGGR_US, "6400000");
 
-  vt_damon_regroup (damon, g_get_monotonic_time ());
+  vt_damon_regroup (damon, 30 * G_USEC_PER_SEC);
   assert_slot_file (host, 1, CTX "targets/nr_targets", "1");
+  assert_no_request (state);
+  fake_now_us = 40 * G_USEC_PER_SEC;
+  vt_damon_set_intervals_async (damon, &vm_a, 64000, SCALED (16), NULL, on_committed, &c);
+  vt_damon_set_intervals_async (damon, &vm_a, 128000, SCALED (32), NULL, on_committed, &c);
+  wait_commits (&c, 4);
   assert_no_request (state);
 
   g_test_expect_message ("vtier", G_LOG_LEVEL_MESSAGE, "*pid 1000 to kdamond slot 1*");
-  vt_damon_regroup (damon, g_get_monotonic_time () + 61 * G_USEC_PER_SEC);
+  vt_damon_regroup (damon, 61 * G_USEC_PER_SEC);
   g_test_assert_expected_messages ();
   wait_for_file (slot1, CTX "targets/1/pid_target", "1000");
   assert_slot_file (host, 1, CTX "targets/nr_targets", "2");
@@ -1397,8 +1414,9 @@ test_regroup_moves_a_dragged_vm (void)
   g_assert_cmpuint (count_key (snapshots, &vm_a), ==, a_had);
 
   /* Grouped: nothing more moves. */
-  vt_damon_regroup (damon, g_get_monotonic_time () + 200 * G_USEC_PER_SEC);
+  vt_damon_regroup (damon, 200 * G_USEC_PER_SEC);
   assert_no_request (state);
+  vt_damon_set_clock (NULL);
 
   g_unlink (state);
   vt_test_put_file (slot0, "state", "on\n");
