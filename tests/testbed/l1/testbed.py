@@ -589,6 +589,13 @@ class Guest:
     def pid(self):
         return int(read(self.pid_path))
 
+    def cap_cpu(self, percent):
+        """Caps what the guest's QEMU takes of L1's CPU (cgroup v2 cpu.max
+        of its own cgroup: started with cpuset_mems), as a host keeps CPU
+        for itself beside its VMs' vCPUs (housekeeping cores)."""
+        with open(f"/sys/fs/cgroup/tb-{self.name}/cpu.max", "w") as f:
+            f.write(f"{int(percent * 1000)} 100000")
+
     def alive(self):
         """Running, not a zombie (QEMU is a child of the scenario's process)."""
         try:
