@@ -126,6 +126,12 @@ RUNS_DIR = os.path.join(testbed.RESULTS, "runs")
 # keeps the count (plot-tiering.py counts them).
 VOIDS = os.path.join(RUNS_DIR, "voids.jsonl")
 SAMPLE_S = 5
+# What a policy says of itself (DAMOS's scheme stats, vtierd's VMs) is
+# printed this often and at a run's end, not every sample: on one CPU a
+# busy kdamond answered a stats request in over 5 s, two of them spaced
+# per-VM DAMOS's samples 25 s apart (its t90 read 75 s where the probe
+# had both hot sets 84% up at 49 s), where vtierd's were 8-10 s.
+REPORT_EVERY_S = 30
 # Hot pages of each app the probe asks where they are, per sample, evenly
 # spaced: 4096 give a fraction within +-0.8% (one sigma). A sample of all
 # 40960 took 7-15 s of the emulated host (0.7-0.8 s for these), so that
@@ -659,6 +665,12 @@ def settled(samples):
     return t
 
 
+def report(runner):
+    """What the policy says of itself, for a reader (not a figure)."""
+    for line in (runner.report() if hasattr(runner, "report") else []):
+        print(f"    {line}", flush=True)
+
+
 def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     # The machinery starts with the policy (kswapd aside, whose count before is
     # taken here), so its CPU is counted from here; the last sample keeps each
@@ -667,7 +679,7 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     refresh()
     c0, cpu_parts = runner.cpu(), {}
     loop0 = runner.vtierd_parts() if hasattr(runner, "vtierd_parts") else {}
-    samples, when90, settled_at = [], None, None
+    samples, when90, settled_at, reported = [], None, None, 0.0
     # The page sets' generation, read once: each read parses the guest's
     # whole console over the 9p share (a sample took 29 s, probe and
     # belief, where it sleeps 10).
@@ -714,8 +726,10 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         # the emulated host, beside what it measures.
         print(f"  {name} +{t:.0f} s: a {fr[0]:.1%} b {fr[1]:.1%} of hot pages on node0{belief} "
               f"[sample: probe {probe_s:.1f} s, belief {belief_s:.1f} s]", flush=True)
-        for line in (runner.report() if hasattr(runner, "report") else []):
-            print(f"    {line}", flush=True)
+        if t - reported >= REPORT_EVERY_S:
+            reported = t
+            report(runner)
+    report(runner)
     cpu_s = sum(u + s for u, s in cpu_parts.values())
     loop = runner.vtierd_parts() if loop0 else {}
     loop = {k: round(v - loop0.get(k, 0.0), 2) for k, v in loop.items()}
