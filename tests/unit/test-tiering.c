@@ -204,6 +204,7 @@ typedef struct {
   VtTierMode mode[2];
   const GArray *fast_nodes; /* VM a's own fast nodes, or NULL */
   guint64 extra_demand[2];  /* demand beyond the hot regions (a past scan's) */
+  guint64 demand[2];        /* > 0: the tracker's demand instead (it lags a hot set that grew) */
   guint64 huge_page_size[2]; /* hugetlbfs RAM: its page size */
   const char *pinned_by[2];  /* a VFIO device's driver: all its RAM pinned */
   gboolean heat_pending[2];
@@ -240,6 +241,8 @@ inputs (GArray *out, gpointer data)
       if (w->regions[v][r].nr_accesses >= 4)
         in.demand += w->regions[v][r].end - w->regions[v][r].start;
     in.demand += w->extra_demand[v];
+    if (w->demand[v])
+      in.demand = w->demand[v];
     g_array_append_val (out, in);
   }
 }
@@ -1965,6 +1968,39 @@ test_exchange_within_vm (void)
   drop_host ();
 }
 
+/* A VM above its target pays for its promotions with its own memory only
+ * once no VM is further above its own. Here a's demand (the tracker's, a
+ * hot set that grew) is its 1024 hot pages in DRAM, its target too, and
+ * it holds its 2048 cold pages beyond that, while 1024 more hot pages
+ * wait on the slow node; b, idle, holds all 4096 of its pages in DRAM, a
+ * target of none. Room in DRAM for a fraction of a's hot pages: b's cold
+ * memory makes the rest, and a's cold memory stays. Before the rule a
+ * swapped its own cold memory for them, and b kept all of its DRAM. */
+static void
+test_room_from_the_vm_furthest_above (void)
+{
+  World w;
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = p < 1024 ? 1 : 0;
+    placement[1][p] = 0;
+  }
+  /* free: above the high watermark (819 pages), so no refill demotes */
+  node_used_other[0] = NODE_PAGES - (PAGES - 1024) - PAGES - 830;
+  make_host ();
+  world_init (&w, 2, 2);
+  w.demand[0] = 1024 * PAGE;
+  for (int r = 0; r < 4; r++)
+    w.regions[1][r].nr_accesses = 0;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 20);
+  g_assert_cmpuint (count (0, 0, 2048, 0), ==, 2048);    /* a's hot pages came up */
+  g_assert_cmpuint (count (0, 2048, 2048, 0), ==, 2048); /* its cold ones stayed */
+  g_assert_cmpuint (count (1, 0, PAGES, 1), >=, 512);    /* b made the room */
+  g_assert_cmpuint (vt_tiering_stats (t, GUINT_TO_POINTER (1))->exchanged, ==, 0);
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
 /* Its hot half (40 of 40) on the slow node, the top tier full with its
  * other half at `heat`: what a swap moves in 10 rounds, with `gap_pct`. */
 static const VtTieringStats *
@@ -2663,6 +2699,8 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/own-fast-nodes", test_own_fast_nodes);
   g_test_add_func ("/tiering/scattered-hot-set", test_scattered_hot_set);
   g_test_add_func ("/tiering/exchange-within-vm", test_exchange_within_vm);
+  g_test_add_func ("/tiering/room-from-the-vm-furthest-above",
+                   test_room_from_the_vm_furthest_above);
   g_test_add_func ("/tiering/far-colder-is-swapped", test_far_colder_is_swapped);
   g_test_add_func ("/tiering/nearly-as-hot-is-not-swapped", test_nearly_as_hot_is_not_swapped);
   g_test_add_func ("/tiering/pinned-says-so", test_pinned_says_so);
