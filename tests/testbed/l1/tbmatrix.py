@@ -349,9 +349,17 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
         else:
             ok &= check(0.3 <= s["hot_on_node1"] <= 0.7, f"set-up: {g.name}'s hot set spread "
                         f"over both nodes ({s['hot_on_node1']:.1%} on node1, want 30-70%)")
-    ok &= check(free_now - low < hot_total / 2, f"set-up: DRAM is full ({free_now} MiB free on "
-                f"node0, {free_now - low} MiB above its low watermark; the hot sets are {hot_total} "
-                "MiB: less than half of them fits without demotion)")
+    # Against the kernel's floor (promo watermark, boost, the DMA zone's
+    # reserve), not the low watermark: vtierd promotes into no memory
+    # below it (its low mark is the floor at least), and the hold leaves
+    # as much free. With one busy VM's 64 MiB that came to 32 MiB above
+    # the low watermark in one of six runs (2026-12-01), and the set-up
+    # failed with DRAM as full as it could be.
+    keep = testbed.kernel_floor_bytes(0)[0] >> 20
+    ok &= check(free_now - keep < hot_total / 2, f"set-up: DRAM is full ({free_now} MiB free on "
+                f"node0, {free_now - low} MiB above its low watermark, {free_now - keep} MiB above "
+                f"the kernel's floor; the hot sets are {hot_total} MiB: less than half of "
+                "them fits without demotion)")
     ok &= check(idle_dram >= (hot_total + 32) << 20,
                 f"set-up: the idle VM holds room for the hot sets in DRAM ({_mib(idle_dram)} MiB of "
                 f"its RAM on node0, the hot sets {hot_total} MiB)")
