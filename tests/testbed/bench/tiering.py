@@ -530,22 +530,25 @@ class WithVtierd:
 
     def hot_read(self, guests, gens):
         """{name: [MiB of the regions vtierd reads hot (`vtierctl heat`),
-        share of the probe's hot pages in them]} of every guest. The share
-        is vtierd's belief against the probe: hot pages it reads cold are
-        what it would demote as cold and never promote (a hot set its
-        regions see thin). The idle VM's hot set is 8 MiB: what it reads
-        beyond that (a checksum pass in passing) is what its share is made
-        of. At most 4096 of a set's pages are looked up: the probe runs on
-        the emulated host, beside what it measures."""
+        share of the probe's hot pages in them, share of its cold pages in
+        them]} of every guest. The shares are vtierd's belief against the
+        probe: hot pages it reads cold are what it would demote as cold and
+        never promote (a hot set its regions see thin); cold pages it reads
+        hot take DRAM from hot ones when the hot sets do not fit. The idle
+        VM's hot set is 8 MiB: what it reads beyond that (a checksum pass
+        in passing) is what its share is made of. At most 4096 of a set's
+        pages are looked up: the probe runs on the emulated host, beside
+        what it measures."""
         out = {}
         for g in guests:
             try:
                 ranges = self.vtierd.hot_ranges(g.name)
             except (TypeError, KeyError, RuntimeError):  # not tracked yet: no heat to read
                 continue
-            hvas = g.hvas("hot", gens[g.name])
+            hvas, cold = g.hvas("hot", gens[g.name]), g.hvas("cold", gens[g.name])
             out[g.name] = [round(sum(e - s for s, e in ranges) / 2**20, 1),
-                           round(testbed.fraction_in(ranges, hvas[::max(1, len(hvas) // 4096)]), 4)]
+                           round(testbed.fraction_in(ranges, hvas[::max(1, len(hvas) // 4096)]), 4),
+                           round(testbed.fraction_in(ranges, cold[::max(1, len(cold) // 4096)]), 4)]
         return out
 
     def stop(self):
@@ -720,8 +723,8 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         if when90 is None and both >= 0.9:
             when90 = round(t, 1)
         belief = f" (vtierd reads {seen[0]:.1%} and {seen[1]:.1%} of them hot)" if seen else ""
-        belief += "".join(f"; {k} reads {v[0]:.0f} MiB hot, {v[1]:.0%} of its hot set"
-                          for k, v in read.items())
+        belief += "".join(f"; {k} reads {v[0]:.0f} MiB hot, {v[1]:.0%} of its hot set, "
+                          f"{v[2]:.0%} of its cold pages" for k, v in read.items())
         # What a sample costs says how fine its times are: the probe runs on
         # the emulated host, beside what it measures.
         print(f"  {name} +{t:.0f} s: a {fr[0]:.1%} b {fr[1]:.1%} of hot pages on node0{belief} "
