@@ -1431,6 +1431,27 @@ excess (const VmRound *v)
   return v->current > limit ? v->current - limit : 0;
 }
 
+/* Whether the demotions of a round may take a VM's memory at all. A VM
+ * whose heat is not known yet reads all cold: its share would be 0, and
+ * under contention its hot memory would go down in its first round (seen
+ * in a 4-VM matrix log: "target 0 MiB ... down"). A VM the kernel
+ * promotes goes down here too: DAMOS on vaddr cannot tell memory already
+ * on the slow node from memory to demote (access/vt-damos-tiering.h). */
+static gboolean
+may_demote (const VmRound *v)
+{
+  return v->in->mode != VT_TIER_MODE_OFF && v->in->mode != VT_TIER_MODE_INTERLEAVE &&
+         !v->in->heat_pending && v->slow_node >= 0;
+}
+
+/* Whether a VM's cold memory may make room for others' promotions: no
+ * memory of its own waits to come up. */
+static gboolean
+waits_for_nothing (const VmRound *v)
+{
+  return v->warm_slow == 0 && v->st->hot_slow <= dead_band (v->target);
+}
+
 /* Whether a VM above its target with hot memory on a slow node takes the
  * room for it from another VM first: one further above its own target,
  * with no memory of its own waiting to come up, whose cold memory can go
@@ -1451,9 +1472,7 @@ takes_room_first (const VmRound *vr, guint n, guint i)
     return FALSE;
   for (guint j = 0; j < n; j++) {
     const VmRound *u = &vr[j];
-    if (j != i && u->measured && !u->in->heat_pending && u->slow_node >= 0 &&
-        (u->in->mode == VT_TIER_MODE_AUTO || u->in->mode == VT_TIER_MODE_SLOW_ONLY) &&
-        u->warm_slow == 0 && u->st->hot_slow <= dead_band (u->target) &&
+    if (j != i && u->measured && may_demote (u) && waits_for_nothing (u) &&
         excess (u) > excess (v) + dead_band (v->target))
       return TRUE;
   }
@@ -2052,18 +2071,10 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   g_autoptr (GPtrArray) down_order = by_imbalance (vr, n, FALSE);
   for (guint k = 0; k < down_order->len; k++) {
     VmRound *v = down_order->pdata[k];
-    /* A VM whose heat is not known yet reads all cold: its share would
-     * be 0, and under contention its hot memory would go down in its
-     * first round (seen in a 4-VM matrix log: "target 0 MiB ... down").
-     * A VM the kernel promotes goes down here too: DAMOS on vaddr cannot
-     * tell memory already on the slow node from memory to demote
-     * (access/vt-damos-tiering.h). */
-    if (v->in->mode == VT_TIER_MODE_OFF || v->in->mode == VT_TIER_MODE_INTERLEAVE ||
-        v->in->heat_pending || v->current <= v->target + dead_band (v->target))
+    if (!may_demote (v) || excess (v) == 0)
       continue;
     guint64 bytes = v->current - v->target;
-    gboolean makes_room = waiting > freed && v->warm_slow == 0 &&
-                          v->st->hot_slow <= dead_band (v->target);
+    gboolean makes_room = waiting > freed && waits_for_nothing (v);
     if (!t->demoting && v->in->mode != VT_TIER_MODE_SLOW_ONLY) {
       if (!makes_room)
         continue;
@@ -2080,8 +2091,6 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
         continue;
       bytes = MIN (bytes, deficit - freed);
     }
-    if (v->slow_node < 0)
-      continue;
     /* Memory in use goes down only under contention, or from a VM that
      * holds the reserve while its share, not its demand, bounds it: that
      * memory is not its to keep. A VM above a target its demand set gives

@@ -567,9 +567,9 @@ class WithVtierdKernel(WithVtierd):
         # What the kernel engine reads, kept for the unit tests' fake trees.
         for g in guests:
             for src, dst in ((f"/proc/{g.pid}/cgroup", f"{g.name}.proc-cgroup.txt"),
-                             (f"/sys/fs/cgroup/tb-{g.name}/memory.numa_stat",
+                             (f"{testbed.guest_cgroup(g.name)}/memory.numa_stat",
                               f"{g.name}.memory.numa_stat.txt"),
-                             (f"/sys/fs/cgroup/tb-{g.name}/cgroup.type", f"{g.name}.cgroup.type.txt")):
+                             (f"{testbed.guest_cgroup(g.name)}/cgroup.type", f"{g.name}.cgroup.type.txt")):
                 with open(os.path.join(testbed.RESULTS, dst), "w") as f:
                     f.write(testbed.read(src, ""))
         return self
@@ -682,7 +682,7 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     refresh()
     c0, cpu_parts = runner.cpu(), {}
     loop0 = runner.vtierd_parts() if hasattr(runner, "vtierd_parts") else {}
-    samples, when90, settled_at, reported = [], None, None, 0.0
+    samples, when90, settled_at, reported, fresh = [], None, None, 0.0, False
     # The page sets' generation, read once: each read parses the guest's
     # whole console over the 9p share (a sample took 29 s, probe and
     # belief, where it sleeps 10).
@@ -729,10 +729,12 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         # the emulated host, beside what it measures.
         print(f"  {name} +{t:.0f} s: a {fr[0]:.1%} b {fr[1]:.1%} of hot pages on node0{belief} "
               f"[sample: probe {probe_s:.1f} s, belief {belief_s:.1f} s]", flush=True)
-        if t - reported >= REPORT_EVERY_S:
+        fresh = t - reported >= REPORT_EVERY_S
+        if fresh:
             reported = t
             report(runner)
-    report(runner)
+    if not fresh:  # the run's end, once
+        report(runner)
     cpu_s = sum(u + s for u, s in cpu_parts.values())
     loop = runner.vtierd_parts() if loop0 else {}
     loop = {k: round(v - loop0.get(k, 0.0), 2) for k, v in loop.items()}

@@ -313,6 +313,11 @@ def kernel_floor_bytes(node):
     return floor * 4096, sum(z.get("promo", 0) - z.get("high", 0) for z in zs) * 4096
 
 
+def guest_cgroup(name):
+    """The cgroup a guest started with cpuset_mems runs in."""
+    return f"/sys/fs/cgroup/tb-{name}"
+
+
 def vtierd_free_target_mib(node=0):
     """What vtierd keeps free on a top-tier node by default, at most
     (vt_tiering_free_targets): the kernel's floor, and the refill two of
@@ -529,7 +534,7 @@ class Guest:
         kernel = sorted(glob.glob("/boot/vmlinuz-*"))[-1]
         cmd = []
         if cpuset_mems is not None:
-            cg = f"/sys/fs/cgroup/tb-{name}"
+            cg = guest_cgroup(name)
             os.makedirs(cg, exist_ok=True)
             with open(f"{cg}/cpuset.mems", "w") as f:
                 f.write(cpuset_mems)
@@ -593,7 +598,7 @@ class Guest:
         """Caps what the guest's QEMU takes of L1's CPU (cgroup v2 cpu.max
         of its own cgroup: started with cpuset_mems), as a host keeps CPU
         for itself beside its VMs' vCPUs (housekeeping cores)."""
-        with open(f"/sys/fs/cgroup/tb-{self.name}/cpu.max", "w") as f:
+        with open(f"{guest_cgroup(self.name)}/cpu.max", "w") as f:
             f.write(f"{int(percent * 1000)} 100000")
 
     def alive(self):
