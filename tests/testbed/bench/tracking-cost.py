@@ -1,5 +1,4 @@
 #!/usr/bin/python3
-# testbed: two-cpu
 """Benchmark: what tracking heat costs (issue: vtierd part 1).
 
 CPU seconds per second of vtierd plus its kdamond(s), per VM, as the guest
@@ -13,14 +12,16 @@ configuration is kept in /results/tracking/, so a boot the emulated host
 loses resumes where it stopped.
 
     tracking-cost.py [--measure-s S] [--repeats N] [--sizes 256,512|none]
-                     [--counts 1,2,4|none] [--count-busy F] [--kdamonds N]
-                     [--against-baseline N]
+                     [--counts 1,2,4|none] [--count-busy F] [--guest-cpu PCT]
+                     [--kdamonds N] [--against-baseline N]
 
 --count-busy F: the count rows' guests work that share of the time
-(vtier-workload busy=F) and sleep the rest, every row alike: eight fully
-busy guests kill the two-CPU emulated host with no vtierd at all
-(tests/testbed/flake-many.py), and per-VM tracking cost is a matter of
-regions and intervals, not of how busy the guest is.
+(vtier-workload busy=F) and sleep the rest, every row alike.
+--guest-cpu PCT: what of L1's one CPU each guest's QEMU may take (cgroup
+cpu.max; 0: no cap), every row alike: eight guests take 60% at the
+default, vtierd and its kdamonds have the rest. At two CPUs eight busy
+guests kill the emulated host by themselves (tests/testbed/flake-many.py);
+at one, guests left to spin starve what is measured.
 --kdamonds: vtierd's [access] kdamonds; with fewer than VMs they share
 (a kdamond counts once however many VMs it tracks).
 --against-baseline N: this tree's vtierd and the baseline's
@@ -39,6 +40,16 @@ import time
 import testbed
 
 
+def start_guest(name, size, extra=None):
+    """A guest in a cgroup of its own (all nodes allowed), booted with
+    the others paused (on one CPU), then capped at --guest-cpu."""
+    g = testbed.Guest.start(name, size=size, hot=HOT_MIB, verify=600, extra=extra, cpuset_mems="0-1")
+    g.wait_ready(timeout=600, pause_others=True)
+    if args.guest_cpu:
+        g.cap_cpu(args.guest_cpu)
+    return g
+
+
 def int_list(text):
     return [] if text == "none" else [int(x) for x in text.split(",")]
 
@@ -49,6 +60,7 @@ ap.add_argument("--repeats", type=int, default=3)
 ap.add_argument("--sizes", type=int_list, default=[256, 512, 1024, 2048])
 ap.add_argument("--counts", type=int_list, default=[1, 2, 3, 4])
 ap.add_argument("--count-busy", type=float, default=1.0)
+ap.add_argument("--guest-cpu", type=float, default=7.5)
 ap.add_argument("--kdamonds", type=int, default=None)
 ap.add_argument("--against-baseline", type=int, default=0, metavar="N")
 args = ap.parse_args()
@@ -159,13 +171,12 @@ def keep(kind, value, r):
 
 os.makedirs(KEPT, exist_ok=True)
 results = {"measure_s": MEASURE_S, "repeats": args.repeats, "kdamonds_config": args.kdamonds,
-           "count_busy": args.count_busy,
+           "count_busy": args.count_busy, "guest_cpu_pct": args.guest_cpu,
            "by_size": [], "by_count": []}
 # Tracking alone: with tiering on, the later guests land on the slow node
 # and their hot sets move up, which costs vtierd (residency reads, moves)
-# beside tracking, and moving a running guest's pages kills the two-CPU
-# emulated host sooner. Its eight-guest part dies at two CPUs even so:
-# the guests alone do it (tests/testbed/flake-many.py).
+# beside tracking, and moving a running guest's pages makes the emulated
+# host die sooner.
 CONFIG = ("[discovery]\nlibvirt=false\n[access]\ndirty-rate-interval=0\n"
           + (f"kdamonds={args.kdamonds}\n" if args.kdamonds else "") + "[tiering]\nenabled=false\n")
 
@@ -179,8 +190,7 @@ def against_baseline(rounds):
         raise SystemExit("tracking-cost.py: --against-baseline needs VTIER_BASELINE_BUILD_DIR")
     rows = []
     for size in SIZES:
-        g = testbed.Guest.start(f"size{size}", size=size, hot=HOT_MIB, verify=600)
-        g.wait_ready(timeout=600)
+        g = start_guest(f"size{size}", size)
         starts = {b: [] for b in builds}
         for k in range(rounds):
             for b in (("this", "baseline") if k % 2 == 0 else ("baseline", "this")):
@@ -218,8 +228,7 @@ vtierd = testbed.Vtierd(CONFIG).start()
 for size in SIZES:
     r = kept("size", size)
     if r is None:
-        g = testbed.Guest.start(f"size{size}", size=size, hot=HOT_MIB, verify=600)
-        g.wait_ready(timeout=600)
+        g = start_guest(f"size{size}", size)
         settled = settle(vtierd, [g.name])
         r = dict(cost(vtierd, [g]), size_mib=size, settled=settled)
         g.stop()
@@ -236,12 +245,8 @@ for count in COUNTS:
     if r is None:
         # the guests of the counts kept are booted again: each count adds to them
         while len(guests) < count:
-            g = testbed.Guest.start(f"n{len(guests) + 1}", size=256, hot=HOT_MIB, verify=600,
-                                    extra={"busy": args.count_busy})
-            # The others paused while it boots (on a one-CPU host), vtierd
-            # running: what is measured comes after settle().
-            g.wait_ready(timeout=600, pause_others=True)
-            guests.append(g)
+            # vtierd running as it boots: what is measured comes after settle().
+            guests.append(start_guest(f"n{len(guests) + 1}", 256, extra={"busy": args.count_busy}))
         settled = settle(vtierd, [x.name for x in guests])
         r = dict(cost(vtierd, guests), guests=count, busy=args.count_busy, settled=settled)
         keep("count", count, r)
@@ -264,7 +269,7 @@ if len(results["by_count"]) > 1:
           f"{results['growth_fewest_to_most']:.2f}x (target <= 1.2x; medians)")
 print(f"\n| guest | VMs | busy | kdamonds | vtierd CPU s/s | kdamond CPU s/s | per VM | regions | "
       f"scales | hot MiB (of {HOT_MIB}) | hot / cold pages in hot regions |  (median [min-max] of {args.repeats} windows of "
-      f"{MEASURE_S:.0f} s)")
+      f"{MEASURE_S:.0f} s; each guest's QEMU capped at {args.guest_cpu:g}% of L1's CPU)")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 for r in results["by_size"] + results["by_count"]:
     print(f"| {r.get('size_mib', 256)} MiB | {r.get('guests', 1)} | {r.get('busy', 1):.0%} | "
