@@ -757,6 +757,8 @@ vt_vm_to_variant (VtVm *vm)
   if (vm->tracker)
     vt_tracker_regions (vm->tracker, &n);
   g_variant_dict_insert (&d, "nr_regions", "u", n);
+  g_variant_dict_insert (&d, "interval_scale", "u",
+                         vm->tracker ? vt_tracker_interval_scale (vm->tracker) : 0);
   g_variant_dict_insert (&d, "write_mbps", "d", vm->write_mbps);
   guint64 written = 0;
   gboolean known = vm->map && vt_vm_written_pages (vm, 0, G_MAXUINT64, &written);

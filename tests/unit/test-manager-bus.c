@@ -355,7 +355,7 @@ static const struct {
   { "name", "s" }, { "uuid", "s" }, { "pid", "u" }, { "via", "s" }, { "state", "s" },
   { "error", "s" }, { "source", "s" }, { "source_reason", "s" }, { "ram_bytes", "t" },
   { "hot_bytes", "t" }, { "node_bytes", "a{ut}" }, { "nr_regions", "u" },
-  { "write_mbps", "d" }, { "kdamond_pid", "u" }, { "aggregations", "t" }, { "ram_map_from", "s" },
+  { "interval_scale", "u" }, { "write_mbps", "d" }, { "kdamond_pid", "u" }, { "aggregations", "t" }, { "ram_map_from", "s" },
   { "written_pages", "t" }, { "dirty_pages_source", "s" }, { "dirty_pages_error", "s" },
   { "backend_interleave", "b" }, { "backend_error", "s" }, { "locked_bytes", "t" }, { "pinned_bytes", "t" },
   { "umems", "u" }, { "umem_bytes", "t" }, { "umem_node_bytes", "a{ut}" }, { "umem_error", "s" },

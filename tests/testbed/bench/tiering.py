@@ -502,16 +502,22 @@ class WithVtierd:
         return parts
 
     def report(self):
-        """Per VM, a line a sample: its engine and status, its target and
-        top-tier bytes, and what its tracking costs depend on: its regions
-        and aggregations so far (their pace: the tuned intervals), and
-        its kdamond (VMs beyond [access] kdamonds share them)."""
+        """Per VM, a line a sample: its engine and status, its target,
+        demand, top-tier bytes and hot bytes (all, on the top tier, on
+        slow nodes), the interval scale its heat is read at (hot means
+        another rate at each), and what its tracking costs depend on: its
+        regions and aggregations so far (their pace: the tuned intervals),
+        and its kdamond (VMs beyond [access] kdamonds share them)."""
         lines = []
         for name in ("idle", "a", "b"):
             vm = self.vms().get(name, {})
+            mib = {k: vm.get(f"{k}_bytes", 0) >> 20 for k in ("target", "demand", "top", "hot",
+                                                               "hot_top", "hot_slow")}
             lines.append(f"{name}: engine {vm.get('engine', '?')} {vm.get('engine_why', '')} "
-                         f"tiering {vm.get('tiering', '?')} target {vm.get('target_bytes', 0) >> 20} "
-                         f"top {vm.get('top_bytes', 0) >> 20} MiB, "
+                         f"tiering {vm.get('tiering', '?')} target {mib['target']} "
+                         f"demand {mib['demand']} top {mib['top']} MiB, hot {mib['hot']} "
+                         f"({mib['hot_top']} top, {mib['hot_slow']} slow) at "
+                         f"{vm.get('interval_scale', '?')}x, "
                          f"{vm.get('nr_regions', 0)} regions, "
                          f"{vm.get('aggregations', 0)} aggregations, "
                          f"kdamond {vm.get('kdamond_pid', 0)}")
