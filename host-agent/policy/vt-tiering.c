@@ -1479,6 +1479,31 @@ takes_room_first (const VmRound *vr, guint n, guint i)
   return FALSE;
 }
 
+/* What the first of `n` VMs above their targets gives of `need` (their
+ * excesses, largest first): the room comes from the furthest above down
+ * to the level where the next one stands, then from both, and so on (max-
+ * min on what each holds beyond its target). Taken all from the furthest,
+ * one VM gave it whole and others as far above gave nothing: in a 4-VM
+ * matrix case (spread, 2026-12-04) a busy VM 142 MiB above its target
+ * demoted 142 MiB in one round while the idle VM, 90 MiB above its own,
+ * gave none, and the idle VM's idle memory stayed in DRAM (the case's check
+ * failed whenever the set-up left the idle VM less DRAM than a busy one). */
+guint64
+vt_tiering_level_share (const guint64 *excess, guint n, guint64 need)
+{
+  if (n == 0)
+    return 0;
+  guint64 above = 0; /* what the first k give down to the level of excess[k] */
+  for (guint k = 1; k <= n; k++) {
+    guint64 level = k < n ? excess[k] : 0;
+    guint64 to_level = above + (excess[k - 1] - level) * k;
+    if (to_level >= need) /* the level lies between excess[k] and excess[k - 1] */
+      return MIN (excess[0], excess[0] - excess[k - 1] + (need - above + k - 1) / k);
+    above = to_level;
+  }
+  return excess[0];
+}
+
 /* The VMs in the order their moves go: furthest from their target first. */
 static GPtrArray *
 by_imbalance (VmRound *vr, guint n, gboolean promote)
@@ -2069,27 +2094,34 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   g_autoptr (GArray) promotes = g_array_new (FALSE, FALSE, sizeof (Job));
   guint64 freed = 0;
   g_autoptr (GPtrArray) down_order = by_imbalance (vr, n, FALSE);
+  /* Demoting: as much as others wait for and the high watermark asks, no
+   * more this round. Beyond that a VM's memory above its share takes the
+   * mover from promotions that are due (seen: an idle VM's 430 MiB went
+   * down first while 300 MiB had to come up for a busy one, whose hot set
+   * reached 95% at +63 s); it stays until the room is wanted. Not
+   * demoting: as much as others wait for, from VMs that wait for nothing. */
+  guint64 deficit = t->demoting ? waiting + (refill > tiers->top_free ? refill - tiers->top_free : 0)
+                                : waiting;
+  g_autofree guint64 *givers = g_new (guint64, MAX (down_order->len, 1));
   for (guint k = 0; k < down_order->len; k++) {
     VmRound *v = down_order->pdata[k];
     if (!may_demote (v) || excess (v) == 0)
       continue;
     guint64 bytes = v->current - v->target;
     gboolean makes_room = waiting > freed && waits_for_nothing (v);
-    if (!t->demoting && v->in->mode != VT_TIER_MODE_SLOW_ONLY) {
-      if (!makes_room)
+    if (v->in->mode != VT_TIER_MODE_SLOW_ONLY) {
+      if ((!t->demoting && !makes_room) || deficit <= freed)
         continue;
-      bytes = MIN (bytes, waiting - freed); /* as much as others wait for */
-    } else if (v->in->mode != VT_TIER_MODE_SLOW_ONLY) {
-      /* Demoting: as much as others wait for and the high watermark asks,
-       * no more this round. Beyond that a VM's memory above its share
-       * takes the mover from promotions that are due (seen: an idle VM's
-       * 430 MiB went down first while 300 MiB had to come up for a busy
-       * one, whose hot set reached 95% at +63 s); it stays until
-       * the room is wanted. */
-      guint64 deficit = waiting + (refill > tiers->top_free ? refill - tiers->top_free : 0);
-      if (deficit <= freed)
-        continue;
-      bytes = MIN (bytes, deficit - freed);
+      /* Its part of what is still wanted, beside the VMs after it that
+       * would give too (what one could not give falls to the rest). */
+      guint m = 0;
+      for (guint j = k; j < down_order->len; j++) {
+        VmRound *u = down_order->pdata[j];
+        if (may_demote (u) && excess (u) > 0 && u->in->mode != VT_TIER_MODE_SLOW_ONLY &&
+            (t->demoting || waits_for_nothing (u)))
+          givers[m++] = u->current - u->target;
+      }
+      bytes = MIN (bytes, vt_tiering_level_share (givers, m, deficit - freed));
     }
     /* Memory in use goes down only under contention, or from a VM that
      * holds the reserve while its share, not its demand, bounds it: that

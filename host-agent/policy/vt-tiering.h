@@ -237,6 +237,11 @@ typedef struct {
 VtFreeTargets vt_tiering_free_targets (const VtTieringConfig *config, guint64 top_total,
                                        guint64 kernel_floor, guint64 kernel_step);
 
+/* Of `need` bytes of room, what the first of `n` VMs gives, their excesses
+ * over their targets given largest first: what brings the furthest above
+ * down to a common level (max-min), the level as low as `need` asks. */
+guint64 vt_tiering_level_share (const guint64 *excess, guint n, guint64 need);
+
 /* NULL until the VM has been through a round. */
 const VtTieringStats *vt_tiering_stats (VtTiering *tiering, gpointer key);
 /* The VM's bytes per host node (guint64 by node id) as its last round

@@ -2001,6 +2001,41 @@ test_room_from_the_vm_furthest_above (void)
   drop_host ();
 }
 
+/* The room for a's hot region comes from a and b, both above their
+ * targets, leveled: a (1536 pages above) gives down to b's 1024 and both
+ * give the rest. Taken whole from the VM furthest above, b gave nothing
+ * (its cold region stayed on node0) and a swapped its own cold memory for
+ * its hot memory, round after round. The arithmetic, then the rounds. */
+static void
+test_room_levels_the_excess (void)
+{
+  guint64 excess[] = { 1536, 1024, 256 };
+  g_assert_cmpuint (vt_tiering_level_share (excess, 3, 400), ==, 400);  /* above b's level */
+  g_assert_cmpuint (vt_tiering_level_share (excess, 3, 1000), ==, 756); /* then half each */
+  g_assert_cmpuint (vt_tiering_level_share (excess, 3, 2816), ==, 1536); /* all of it */
+  g_assert_cmpuint (vt_tiering_level_share (excess, 3, 9999), ==, 1536);
+  g_assert_cmpuint (vt_tiering_level_share (excess, 1, 700), ==, 700);
+  g_assert_cmpuint (vt_tiering_level_share (excess, 0, 700), ==, 0);
+
+  World w;
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = p >= 1024 && p < 3584 ? 0 : 1; /* a: hot region on node1, 2560 cold in DRAM */
+    placement[1][p] = p < 2048 ? 0 : 1;               /* b: hot region and 1024 cold in DRAM */
+  }
+  /* 600 pages free: between the low (410) and the high (819) watermark */
+  node_used_other[0] = NODE_PAGES - 2560 - 2048 - 600;
+  make_host ();
+  world_init (&w, 2, 1);
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 20);
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024); /* a's hot region came up */
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024); /* b's stayed */
+  g_assert_cmpuint (count (1, 1024, 1024, 1), >=, 128); /* b gave of its cold memory */
+  node_used_other[0] = 0;
+  g_clear_pointer (&t, vt_tiering_free);
+  drop_host ();
+}
+
 /* Its hot half (40 of 40) on the slow node, the top tier full with its
  * other half at `heat`: what a swap moves in 10 rounds, with `gap_pct`. */
 static const VtTieringStats *
@@ -2701,6 +2736,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/exchange-within-vm", test_exchange_within_vm);
   g_test_add_func ("/tiering/room-from-the-vm-furthest-above",
                    test_room_from_the_vm_furthest_above);
+  g_test_add_func ("/tiering/room-levels-the-excess", test_room_levels_the_excess);
   g_test_add_func ("/tiering/far-colder-is-swapped", test_far_colder_is_swapped);
   g_test_add_func ("/tiering/nearly-as-hot-is-not-swapped", test_nearly_as_hot_is_not_swapped);
   g_test_add_func ("/tiering/pinned-says-so", test_pinned_says_so);
