@@ -646,6 +646,7 @@ add_tiering (GVariantDict *d, VtTiering *tiering, VtVm *vm)
   /* The demand its share was divided by, once the engine has seen it. */
   g_variant_dict_insert (d, "demand_bytes", "t",
                          st ? st->demand : tracker ? vt_tracker_demand_bytes (tracker) : 0);
+  g_variant_dict_insert (d, "demand_scale", "u", s->demand_scale);
   g_variant_dict_insert (d, "target_bytes", "t", s->target);
   g_variant_dict_insert (d, "top_bytes", "t", s->top_bytes);
   g_variant_dict_insert (d, "promoted_bytes", "t", s->promoted);

@@ -366,6 +366,7 @@ vt_tracker_fill_heat (VtTracker *t, VtTieringInput *in)
     in->fresh_accesses = NULL;
   in->max_accesses = vt_tracker_max_accesses (t);
   in->hot_threshold = vt_tracker_hot_threshold (t);
+  in->interval_scale = vt_tracker_interval_scale (t);
   in->warm_threshold = vt_tracker_warm_threshold (t);
   in->demand = vt_tracker_demand_bytes (t);
   in->aggregations = vt_tracker_aggregations (t);

@@ -1,6 +1,7 @@
 #include "policy/vt-tiering.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "common/vt-cpu-parts.h"
@@ -81,6 +82,7 @@ typedef struct {
    * memory on slow nodes hot in passing (not held hot) */
   guint flicker_rounds;
   gboolean target_known;      /* stats.target is a round's (round_plan's hysteresis) */
+  guint demand_ref;           /* the scale its demand was read at for its share (one_rate_demands), 0: its own */
   /* its jobs of the last round: did any page move, did any fail? */
   guint jobs, jobs_moved, jobs_failed;
   GArray *retries; /* Retry: promotions the kernel found busy */
@@ -1309,6 +1311,31 @@ demand_held (const VtTieringInput *in, const HeatSummary *h)
   return MIN (in->demand, h->held);
 }
 
+/* The count of `max` a region of a VM read at `scale` has when a toucher
+ * that reads `hot` of `max` at `ref` would (accesses at random, so a page
+ * untouched in one sample is untouched in each of scale/ref samples at ref:
+ * (1 - p)^(scale/ref) = 1 - hot/max). At 32x against 1x, 4 of 40 reads 39. */
+guint
+vt_tiering_threshold_at (guint hot, guint max, guint scale, guint ref)
+{
+  if (max == 0 || scale == 0 || ref == 0 || scale == ref)
+    return hot;
+  double untouched = pow (1.0 - (double) MIN (hot, max) / max, (double) scale / ref);
+  guint k = (guint) ceil ((1.0 - untouched) * max - 1e-9);
+  return CLAMP (k, 1, max);
+}
+
+/* Its regions held warm or hotter (hot_held) that read `k` or more. */
+static guint64
+held_at (const VtTieringInput *in, const Place *place, guint k)
+{
+  guint64 bytes = 0;
+  for (guint i = 0; i < in->n_regions; i++)
+    if (place[i].hot_held && in->regions[i].nr_accesses >= k)
+      bytes += in->regions[i].end - in->regions[i].start;
+  return bytes;
+}
+
 /* Whether a VM's hot set is spread thin over its memory (a guest allocator
  * that scattered it in 4 KiB pieces): most of what it holds on the top
  * tier stays hot, that is a good part (a quarter) of its RAM, and its slow
@@ -1502,6 +1529,59 @@ vt_tiering_level_share (const guint64 *excess, guint n, guint64 need)
     above = to_level;
   }
   return excess[0];
+}
+
+/* Demands read at one rate. Each VM's tuner picks its own intervals, and
+ * its hot threshold (a share of its samples) means a rate of touches
+ * that goes with them: at 32x a region is hot when touched about once in
+ * 1.6 s, at 1x twenty times a second. Shares from demands read at
+ * different rates gave a VM whose memory fits its share (its tuner at the
+ * longest intervals) its lukewarm memory whole beside VMs held to their
+ * shares at 1x: in the contended bench an idle VM whose hot set is 8 MiB
+ * read 96-116 MiB hot at 32x and had that much of DRAM, while the apps' hot
+ * sets did not fit (74% of them in DRAM where per-VM DAMOS had 79%). So
+ * when a VM's demand is over its share (by an eighth, as its tracker ranks
+ * finely then: vt_tracker_note_share), the demands of VMs read at longer
+ * intervals that their shares meet whole count what is hot at its rate:
+ * the finest such VM's. Not a VM whose demand is partly unmet: its own
+ * reading decides whether it is held to its share, and read at another
+ * rate, a busy VM near its share went in and out of it (its demand 156 or
+ * 215 MiB from round to round, its hot set moving down and up: the
+ * contended bench's apps had 67% of their hot sets in DRAM in that run).
+ * Nobody over: every demand is met at any rate, and nothing changes.
+ * Returns whether a demand changed (the shares are then computed again). */
+static gboolean
+one_rate_demands (VtTiering *t, VmRound *vr, VtShareRequest *req, guint n,
+                  const guint64 *targets)
+{
+  guint ref = 0;
+  for (guint i = 0; i < n; i++) {
+    const VtTieringInput *in = vr[i].in;
+    if (req[i].mode == VT_TIER_MODE_AUTO && vr[i].measured && in->interval_scale &&
+        req[i].demand > targets[i] + targets[i] / 8)
+      ref = ref ? MIN (ref, in->interval_scale) : in->interval_scale;
+  }
+  gboolean changed = FALSE;
+  for (guint i = 0; i < n; i++) {
+    const VtTieringInput *in = vr[i].in;
+    VmState *s = vm_state (t, in->key);
+    guint was = s->demand_ref;
+    s->demand_ref = 0;
+    if (!ref || req[i].mode != VT_TIER_MODE_AUTO || !vr[i].measured ||
+        in->interval_scale <= ref || req[i].demand > targets[i])
+      continue;
+    guint k = vt_tiering_threshold_at (in->hot_threshold, in->max_accesses, in->interval_scale, ref);
+    guint64 d = MIN (req[i].demand, held_at (in, vr[i].place, k));
+    if (ref != was)
+      g_debug ("tiering %s: demand %" G_GUINT64_FORMAT " MiB read at %ux, %" G_GUINT64_FORMAT
+               " MiB at %ux (%u of %u there), the rate of a VM held to its share", in->name,
+               req[i].demand >> 20, in->interval_scale, d >> 20, ref, k, in->max_accesses);
+    s->demand_ref = ref;
+    changed |= d != req[i].demand;
+    req[i].demand = vr[i].st->demand = d;
+    vr[i].st->demand_scale = ref;
+  }
+  return changed;
 }
 
 /* The VMs in the order their moves go: furthest from their target first. */
@@ -1922,6 +2002,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     req[i] = (VtShareRequest) { in->weight, in->min, in->max, in->mode, in->size, demand,
                                 v->current };
     v->st->demand = demand;
+    v->st->demand_scale = in->interval_scale;
     v->top_node = vt_host_tiers_pick (tiers, TRUE, v->allowed, in->fast_nodes);
     v->slow_node = vt_host_tiers_pick (tiers, FALSE, v->allowed, in->slow_nodes);
     if (in->mode == VT_TIER_MODE_INTERLEAVE && v->measured && v->top_node >= 0 &&
@@ -1984,6 +2065,8 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 capacity = tiers->top_total > host_use ? tiers->top_total - host_use : 0;
   capacity = capacity > keep_free ? capacity - keep_free : 0;
   vt_fair_share_compute (capacity, req, n, targets);
+  if (one_rate_demands (t, vr, req, n, targets))
+    vt_fair_share_compute (capacity, req, n, targets);
   g_array_set_size (t->last_requests, 0);
   g_array_append_vals (t->last_requests, req, n);
   t->last_capacity = capacity;

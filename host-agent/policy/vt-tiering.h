@@ -88,6 +88,10 @@ typedef struct {
    * comes up first and goes down last (a write to a slow tier costs more) */
   const guint64 *written;
   guint max_accesses, hot_threshold;
+  /* its intervals over the configured ones (the tuner's scale: 1, 2, 4..):
+   * its hot threshold reads "touched in that share of its samples" at
+   * them; 0: unknown */
+  guint interval_scale;
   guint warm_threshold; /* nr_accesses from which warm; 0: half the hot threshold */
   guint64 size, demand;
   /* aggregations of its heat so far; 0: unknown, every round a new one */
@@ -153,6 +157,9 @@ typedef struct {
    * them (a huge page whole), so the hot memory of a VM on THP can ask
    * more than its tracker's count of hot regions. */
   guint64 demand;
+  /* the interval scale it was read at: its own, or that of a VM held to
+   * its share when its own is longer (one rate for every share) */
+  guint demand_scale;
   guint64 top_bytes;  /* its bytes there, as last measured (exact) */
   guint64 slow_bytes; /* its bytes on slow nodes */
   guint64 hot_top, hot_slow; /* of those, in its hot regions */
@@ -236,6 +243,10 @@ typedef struct {
 
 VtFreeTargets vt_tiering_free_targets (const VtTieringConfig *config, guint64 top_total,
                                        guint64 kernel_floor, guint64 kernel_step);
+
+/* The count of `max` at interval scale `scale` that reads as `hot` of
+ * `max` would at scale `ref` (one_rate_demands in vt-tiering.c). */
+guint vt_tiering_threshold_at (guint hot, guint max, guint scale, guint ref);
 
 /* Of `need` bytes of room, what the first of `n` VMs gives, their excesses
  * over their targets given largest first: what brings the furthest above

@@ -362,7 +362,7 @@ static const struct {
   { "umems", "u" }, { "umem_bytes", "t" }, { "umem_node_bytes", "a{ut}" }, { "umem_error", "s" },
   { "weight", "u" }, { "min", "t" }, { "max", "t" }, { "mode", "s" }, { "interleave", "s" },
   { "policy_source", "s" }, { "policy_error", "s" }, { "label", "s" }, { "fast_nodes", "au" },
-  { "slow_nodes", "au" }, { "demand_bytes", "t" }, { "target_bytes", "t" },
+  { "slow_nodes", "au" }, { "demand_bytes", "t" }, { "demand_scale", "u" }, { "target_bytes", "t" },
   { "top_bytes", "t" }, { "promoted_bytes", "t" }, { "demoted_bytes", "t" },
   { "failed_bytes", "t" }, { "slow_bytes", "t" }, { "hot_top_bytes", "t" },
   { "hot_slow_bytes", "t" }, { "hot_slow_young_bytes", "t" },

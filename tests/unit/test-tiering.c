@@ -216,6 +216,7 @@ typedef struct {
   guint64 max[2];            /* its policy's max; 0: none */
   guint fresh[2][4];         /* each region's last aggregation alone (the heat hold's input) */
   gboolean has_fresh[2];     /* ... given; otherwise the regions' own counts */
+  guint scale[2];            /* its tracker's interval scale; 0: unknown */
   guint n_vms;
 } World;
 
@@ -235,7 +236,7 @@ inputs (GArray *out, gpointer data)
       .heat_pending = w->heat_pending[v], .kernel_moves = w->kernel_moves[v],
       .interleave_top = w->interleave[v][0], .interleave_slow = w->interleave[v][1],
       .written = w->has_written[v] ? w->written[v] : NULL,
-      .fresh_accesses = w->has_fresh[v] ? w->fresh[v] : NULL,
+      .fresh_accesses = w->has_fresh[v] ? w->fresh[v] : NULL, .interval_scale = w->scale[v],
     };
     for (int r = 0; r < 4; r++)
       if (w->regions[v][r].nr_accesses >= 4)
@@ -2036,6 +2037,44 @@ test_room_levels_the_excess (void)
   drop_host ();
 }
 
+/* a's hot memory (all of it, read at 1x) is more than its share; b's
+ * (read at 32x) is a region at 40 of 40 and one at 10: touched in a
+ * tenth of the samples at 32x, so once in 0.8 s, about never at a's rate.
+ * b's demand for the shares is its saturated region, and the room of the
+ * other goes to a. Read at their own rates, b kept its lukewarm region in
+ * DRAM and a had 2734 of its 4096 pages there. */
+static void
+test_demands_at_one_rate (void)
+{
+  g_assert_cmpuint (vt_tiering_threshold_at (4, 40, 32, 1), ==, 39);
+  g_assert_cmpuint (vt_tiering_threshold_at (4, 40, 2, 1), ==, 8);
+  g_assert_cmpuint (vt_tiering_threshold_at (4, 40, 4, 4), ==, 4);
+  g_assert_cmpuint (vt_tiering_threshold_at (4, 40, 1, 32), ==, 1);
+
+  World w;
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = 1;
+    placement[1][p] = p < 2048 ? 0 : 1;
+  }
+  node_used_other[0] = 3000; /* room for 4782 pages of VMs beside the reserve */
+  make_host ();
+  world_init (&w, 2, 4);
+  w.regions[1][1].nr_accesses = 10;
+  w.regions[1][2].nr_accesses = w.regions[1][3].nr_accesses = 0;
+  w.scale[0] = 1;
+  w.scale[1] = 32;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 30);
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024);    /* b's saturated region stayed */
+  g_assert_cmpuint (count (1, 1024, 1024, 1), >=, 512);  /* its lukewarm one made room */
+  g_assert_cmpuint (count (0, 0, PAGES, 0), >=, 3300);   /* for a */
+  const VtTieringStats *b = vt_tiering_stats (t, GUINT_TO_POINTER (2));
+  g_assert_cmpuint (b->demand, ==, 1024 * PAGE);
+  node_used_other[0] = 0;
+  g_clear_pointer (&t, vt_tiering_free);
+  drop_host ();
+}
+
 /* Its hot half (40 of 40) on the slow node, the top tier full with its
  * other half at `heat`: what a swap moves in 10 rounds, with `gap_pct`. */
 static const VtTieringStats *
@@ -2737,6 +2776,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/room-from-the-vm-furthest-above",
                    test_room_from_the_vm_furthest_above);
   g_test_add_func ("/tiering/room-levels-the-excess", test_room_levels_the_excess);
+  g_test_add_func ("/tiering/demands-at-one-rate", test_demands_at_one_rate);
   g_test_add_func ("/tiering/far-colder-is-swapped", test_far_colder_is_swapped);
   g_test_add_func ("/tiering/nearly-as-hot-is-not-swapped", test_nearly_as_hot_is_not_swapped);
   g_test_add_func ("/tiering/pinned-says-so", test_pinned_says_so);

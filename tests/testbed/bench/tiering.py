@@ -503,7 +503,7 @@ class WithVtierd:
 
     def report(self):
         """Per VM, a line a sample: its engine and status, its target,
-        demand, top-tier bytes and hot bytes (all, on the top tier, on
+        demand (and the scale it was read at for the shares), top-tier bytes and hot bytes (all, on the top tier, on
         slow nodes), the interval scale its heat is read at (hot means
         another rate at each), and what its tracking costs depend on: its
         regions and aggregations so far (their pace: the tuned intervals),
@@ -515,7 +515,8 @@ class WithVtierd:
                                                                "hot_top", "hot_slow")}
             lines.append(f"{name}: engine {vm.get('engine', '?')} {vm.get('engine_why', '')} "
                          f"tiering {vm.get('tiering', '?')} target {mib['target']} "
-                         f"demand {mib['demand']} top {mib['top']} MiB, hot {mib['hot']} "
+                         f"demand {mib['demand']} (read at {vm.get('demand_scale', '?')}x) "
+                         f"top {mib['top']} MiB, hot {mib['hot']} "
                          f"({mib['hot_top']} top, {mib['hot_slow']} slow) at "
                          f"{vm.get('interval_scale', '?')}x, "
                          f"{vm.get('nr_regions', 0)} regions, "
