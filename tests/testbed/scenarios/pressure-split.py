@@ -6,8 +6,8 @@ busy VM's hot set sits on node1, scattered over its guest-physical memory in
 whole 2 MiB chunks (the workload's layout=scatter2m: under THP a 2 MiB chunk
 is the unit a host node holds, so vtierd's regions mix chunks on node0 and
 on node1). The hot pages are put on node1 with move_pages
-(tbprobe.move_to), and the DRAM that frees is taken again, so DRAM is as
-full as before: the probe checks that set-up before vtierd starts. Then, as
+(tbprobe.move_to), and the DRAM that frees is taken again (the idle VM's
+cold pages, then a holder), so DRAM is as full as before: the probe checks that set-up before vtierd starts. Then, as
 every case of the pressure matrix (tests/testbed/l1/tbmatrix.py): >= 95% of
 the busy VM's hot set on node0 within 60 s of vtierd's start, the idle VM's
 idle memory moved toward node1, no corrupt page, and vtierd's top-tier
