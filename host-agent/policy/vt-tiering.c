@@ -1262,8 +1262,6 @@ typedef struct {
   /* of hot_slow, warm_slow and passing_slow, what is not lasting (a
    * scan's): what a VM at its share leaves where it is */
   guint64 fleeting_hot_slow, fleeting_warm_slow, fleeting_passing_slow;
-  /* its regions held warm or hotter (hot_held), wherever they are */
-  guint64 held;
 } HeatSummary;
 
 static void
@@ -1291,9 +1289,18 @@ heat_summary (const VtTieringConfig *c, const VtTieringInput *in, const Place *p
         h->fleeting_passing_slow += pl->lasting ? 0 : pl->slow;
       }
     }
-    if (pl->hot_held)
-      h->held += r->end - r->start;
   }
+}
+
+/* Its regions held warm or hotter (hot_held) that read `k` or more. */
+static guint64
+held_at (const VtTieringInput *in, const Place *place, guint k)
+{
+  guint64 bytes = 0;
+  for (guint i = 0; i < in->n_regions; i++)
+    if (place[i].hot_held && in->regions[i].nr_accesses >= k)
+      bytes += in->regions[i].end - in->regions[i].start;
+  return bytes;
 }
 
 /* A VM's demand (its hot bytes over the last seconds, vt-tracker.h), less
@@ -1306,9 +1313,9 @@ heat_summary (const VtTieringConfig *c, const VtTieringInput *in, const Place *p
  * of 85-98 MiB, and that share of DRAM, while three busy VMs' hot sets did
  * not fit. */
 static guint64
-demand_held (const VtTieringInput *in, const HeatSummary *h)
+demand_held (const VtTieringInput *in, const Place *place)
 {
-  return MIN (in->demand, h->held);
+  return MIN (in->demand, held_at (in, place, 0));
 }
 
 /* The count of `max` a region of a VM read at `scale` has when a toucher
@@ -1323,17 +1330,6 @@ vt_tiering_threshold_at (guint hot, guint max, guint scale, guint ref)
   double untouched = pow (1.0 - (double) MIN (hot, max) / max, (double) scale / ref);
   guint k = (guint) ceil ((1.0 - untouched) * max - 1e-9);
   return CLAMP (k, 1, max);
-}
-
-/* Its regions held warm or hotter (hot_held) that read `k` or more. */
-static guint64
-held_at (const VtTieringInput *in, const Place *place, guint k)
-{
-  guint64 bytes = 0;
-  for (guint i = 0; i < in->n_regions; i++)
-    if (place[i].hot_held && in->regions[i].nr_accesses >= k)
-      bytes += in->regions[i].end - in->regions[i].start;
-  return bytes;
 }
 
 /* Whether a VM's hot set is spread thin over its memory (a guest allocator
@@ -1997,7 +1993,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
      * the top tier. */
     HeatSummary heat;
     heat_summary (c, in, v->place, &heat);
-    guint64 demand = v->measured && in->mode == VT_TIER_MODE_AUTO ? demand_held (in, &heat)
+    guint64 demand = v->measured && in->mode == VT_TIER_MODE_AUTO ? demand_held (in, v->place)
                                                                    : in->demand;
     req[i] = (VtShareRequest) { in->weight, in->min, in->max, in->mode, in->size, demand,
                                 v->current };

@@ -189,6 +189,12 @@ WINDOW_S = 60
 SAMPLE_S = 5
 
 
+def _statuses(moved):
+    """tbprobe.move_to's {status: pages}, a node or an errno's name each."""
+    return ", ".join(f"{k if k >= 0 else tbprobe.errno_name(k)}: {v}"
+                     for k, v in sorted(moved.items()))
+
+
 def _mib(b):
     return round(b / 2**20, 1)
 
@@ -296,8 +302,7 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
                 chosen = [h for gpa, h in hvas.items() if h is not None and gpa >> 21 in odd]
             moved = tbprobe.move_to(g.pid, sorted(chosen), 1)
             print(f"{g.name}: moved {len(chosen)} hot pages to node1 (move_pages status: "
-                  + ", ".join(f"{k if k >= 0 else tbprobe.errno_name(k)}: {v}"
-                              for k, v in sorted(moved.items())) + ")", flush=True)
+                  f"{_statuses(moved)})", flush=True)
             if case["hot"] == "spread":
                 # Its cold pages go too (those sharing no huge page with a
                 # hot one: the hot set's spread stays), so that the room
@@ -310,8 +315,8 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
                 hot_chunks = {h >> 21 for h in hvas.values() if h is not None}
                 cold = [h for h in g.hvas("cold") if h >> 21 not in hot_chunks]
                 moved = tbprobe.move_to(g.pid, cold, 1)
-                print(f"{g.name}: moved {len(cold)} cold pages to node1 (status "
-                      f"{dict(sorted(moved.items()))})", flush=True)
+                print(f"{g.name}: moved {len(cold)} cold pages to node1 (move_pages status: "
+                      f"{_statuses(moved)})", flush=True)
         # The DRAM the moves freed goes to the idle VM's cold pages, as the
         # case has it (an idle VM filled DRAM), and what is left to the
         # holder: DRAM as full as before (a margin, so the holder does not
@@ -328,8 +333,8 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
             picks = picks[:spare * 256 // per]
             moved = tbprobe.move_to(idle.pid, picks, 0)
             print(f"idle: moved {len(picks)} of its cold pages ({'4 KiB' if per == 1 else '2 MiB'} "
-                  f"each) to node0, for the {spare} MiB the moves freed; status "
-                  f"{dict(sorted(moved.items()))}", flush=True)
+                  f"each) to node0, for the {spare} MiB the moves freed (move_pages status: "
+                  f"{_statuses(moved)})", flush=True)
         testbed.hold_dram(full + 8)
 
     # ---- the set-up, as the probe sees it --------------------------------
