@@ -675,6 +675,15 @@ def settled(samples):
     return t
 
 
+def truth(runner, guests, gens):
+    """Each guest's chunks by the probe's hot pages, where they are, and
+    the heat vtierd reads in them (testbed.heat_vs_truth; a vtierd row):
+    when the hot sets do not fit, whether a share of DRAM holds its hot
+    set or memory that reads as hot."""
+    for g in guests:
+        testbed.print_heat_vs_truth(getattr(runner, "vtierd", None), g, gens[g.name])
+
+
 def report(runner):
     """What the policy says of itself, for a reader (not a figure)."""
     for line in (runner.report() if hasattr(runner, "report") else []):
@@ -740,8 +749,10 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         if fresh:
             reported = t
             report(runner)
+            truth(runner, guests, gens)
     if not fresh:  # the run's end, once
         report(runner)
+        truth(runner, guests, gens)
     cpu_s = sum(u + s for u, s in cpu_parts.values())
     loop = runner.vtierd_parts() if loop0 else {}
     loop = {k: round(v - loop0.get(k, 0.0), 2) for k, v in loop.items()}

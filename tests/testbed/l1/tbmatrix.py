@@ -524,49 +524,10 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
                     if r["hva_start"] < hi and lo < r["hva_start"] + r["size"]]
             print(f"  0x{lo:x}+{(hi - lo) >> 10} KiB: regions {', '.join(over) or 'none'}", flush=True)
 
-    def heat_vs_truth(g):
-        """For a reader of a no-fit window: each 2 MiB chunk of a busy VM's
-        RAM by how many of its hot set's pages it holds, beside where it is
-        (the probe, its first page) and the heat vtierd reads in it (the
-        hottest region over it): does node0 hold the densest chunks, and
-        does the heat tell them apart? Per chunk, not per region: a region
-        smaller than a chunk would count a whole one."""
-        heat = vtierd.ctl("heat", g.name)
-        regions = sorted((r["hva_start"], r["hva_start"] + r["size"], r["nr_accesses"])
-                         for r in heat["regions"])
-        per_chunk = {}
-        for h in g.hvas("hot"):
-            per_chunk[h >> 21] = per_chunk.get(h >> 21, 0) + 1
-        chunks = [c for lo, hi in g.ram_ranges() for c in range(lo >> 21, hi >> 21)]
-        nodes = tbprobe.nodes_of(g.pid, [c << 21 for c in chunks])
-        bands = {}  # hot pages per chunk, in bands of 64: [chunks on 0, on other, heat sum 0, other]
-        i = 0
-        for c, n in zip(chunks, nodes):
-            while i < len(regions) and regions[i][1] <= c << 21:
-                i += 1
-            j, nr = i, 0
-            while j < len(regions) and regions[j][0] < (c + 1) << 21:
-                nr = max(nr, regions[j][2])
-                j += 1
-            b = bands.setdefault(min(per_chunk.get(c, 0) // 64, 8), [0, 0, 0, 0])
-            b[0 if n == 0 else 1] += 1
-            b[2 if n == 0 else 3] += nr
-        print(f"{g.name}: 2 MiB chunks by hot pages held (threshold {heat['hot_threshold']} of "
-              f"{heat.get('max_accesses', '?')}): on node0 (mean heat) / elsewhere (mean heat)",
-              flush=True)
-        for k in sorted(bands):
-            on0, off, h0, h1 = bands[k]
-            what = "none" if k == 0 else f"{k * 64}+" if k == 8 else f"{k * 64}-{k * 64 + 63}"
-            print(f"  {what:>8}: {on0:4} ({h0 / max(on0, 1):4.1f}) / {off:4} ({h1 / max(off, 1):4.1f})",
-                  flush=True)
-
     def check_window(reached, samples, what, since, before_what, before):
         if not fits:
             for g in busy:
-                try:
-                    heat_vs_truth(g)
-                except Exception as e:  # a reader's aid: never the check's outcome
-                    print(f"{g.name}: no heat beside the truth: {e}", flush=True)
+                testbed.print_heat_vs_truth(vtierd, g)
             return check_share(samples, what, since)
         for g in busy:
             # Late too (past half the window): what held the last pages back

@@ -1263,6 +1263,77 @@ def fraction_in(ranges, addrs):
     return inside / max(1, len(addrs))
 
 
+def heat_vs_truth(vtierd, g, gen=None):
+    """A reader's aid where hot sets do not fit: each 2 MiB chunk of a
+    VM's RAM by how many of its hot set's pages it holds (bands of 64),
+    beside where it is (the probe, its first page) and the heat vtierd
+    reads in it (the hottest region over it, and that region's age). Per
+    chunk, not per region: a region smaller than a chunk would count a
+    whole one. Does node0 hold the densest chunks, and does the heat tell
+    them apart? Lines to print; `vtierd` None: where the chunks are alone
+    (another policy's run)."""
+    heat = vtierd.ctl("heat", g.name) if vtierd else {"hot_threshold": 1, "regions": []}
+    hot_at, max_nr = heat["hot_threshold"], heat.get("max_accesses", 0)
+    regions = sorted((r["hva_start"], r["hva_start"] + r["size"], r["nr_accesses"], r["age"],
+                      r["guest_start"]) for r in heat["regions"])
+    per_chunk = {}
+    for h in g.hvas("hot", gen):
+        per_chunk[h >> 21] = per_chunk.get(h >> 21, 0) + 1
+    chunks = [c for lo, hi in g.ram_ranges() for c in range(lo >> 21, hi >> 21)]
+    nodes = tbprobe.nodes_of(g.pid, [c << 21 for c in chunks])
+    # per band, per side (node0, elsewhere): [chunks, heat sum, age sum, read hot]
+    bands, bare = {}, []  # bare: guest-physical MiB of chunks read hot holding no hot page
+    i = 0
+    for c, n in zip(chunks, nodes):
+        while i < len(regions) and regions[i][1] <= c << 21:
+            i += 1
+        j, nr, age = i, 0, 0
+        while j < len(regions) and regions[j][0] < (c + 1) << 21:
+            if regions[j][2] >= nr:
+                nr, age = regions[j][2], regions[j][3]
+            j += 1
+        if i < len(regions) and nr >= hot_at and c not in per_chunk:
+            bare.append((regions[i][4] + (c << 21) - regions[i][0]) >> 20)
+        side = bands.setdefault(min(per_chunk.get(c, 0) // 64, 8), [[0] * 4, [0] * 4])[n != 0]
+        side[0] += 1
+        side[1] += nr
+        side[2] += age
+        side[3] += nr >= hot_at
+    lines = [f"{g.name}: 2 MiB chunks by hot pages held (hot at {hot_at} of {max_nr}): "
+             "on node0 / elsewhere, each: chunks (read hot; mean heat, mean age)"]
+    for k in sorted(bands):
+        what = "none" if k == 0 else f"{k * 64}+" if k == 8 else f"{k * 64}-{k * 64 + 63}"
+        lines.append(f"  {what:>8}: " + " / ".join(
+            f"{n:4} ({hot:4}; {h / max(n, 1):4.1f}, {a / max(n, 1):5.1f})" for n, h, a, hot in bands[k]))
+    # Where the memory that reads hot without a hot page is, in the guest:
+    # its kernel's, the workload's own, or another process's.
+    runs = []
+    for mib in sorted(bare):
+        if runs and mib <= runs[-1][1] + 2:
+            runs[-1][1] = mib
+        else:
+            runs.append([mib, mib])
+    lines.append("  read hot, no hot page (guest-physical MiB): " +
+                 (", ".join(f"{lo}-{hi + 2}" for lo, hi in runs) or "none"))
+    # ... and the regions that read it so: one region over hot and bare
+    # chunks alike (too coarse), or regions of their own (accessed).
+    over = [r for r in heat["regions"] for lo, hi in runs
+            if r["guest_start"] < (hi + 2) << 20 and lo << 20 < r["guest_end"]]
+    lines.append("  its regions (guest-physical MiB, heat, age): " + ", ".join(
+        f"{r['guest_start'] / 2**20:.1f}-{r['guest_end'] / 2**20:.1f} {r['nr_accesses']} {r['age']}"
+        for r in sorted(over, key=lambda r: r["guest_start"])[:24]))
+    return lines
+
+
+def print_heat_vs_truth(vtierd, g, gen=None):
+    try:
+        lines = heat_vs_truth(vtierd, g, gen)
+    except Exception as e:  # a reader's aid: never a check's outcome
+        lines = [f"{g.name}: no heat beside the truth: {e}"]
+    for line in lines:
+        print(line, flush=True)
+
+
 cpu_seconds = tbprobe.cpu_seconds
 
 
