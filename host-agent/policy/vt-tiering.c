@@ -167,8 +167,16 @@ struct _VtTiering {
    * keeps refused_free free (the free count at the refusal, plus a huge
    * page), so that demotions make the room the kernel wants. */
   gboolean promote_refused;
+  guint64 refused_at; /* the free count the refusal came at (round_top_free) */
   guint64 refused_free;
   gint64 refused_until_us;
+  /* The top tier's free count as this round's moves left it: the count at
+   * its start, less what came up, plus what went down. The next round's
+   * count is read after the refused promotion's demotions ran: taken as
+   * the refusal's, it kept 32-57 MiB free for 30 s where the kernel had
+   * refused at its watermark, while hot sets waited on the slow node (the
+   * contended bench on 7.2). */
+  guint64 round_top_free;
   /* the round under way */
   GArray *jobs;
   guint next_job;
@@ -819,6 +827,8 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
     t->byte_tokens -= (double) st->moved;
     t->cpu_tokens_us -= (double) st->cpu_us;
     t->round_moved += st->moved;
+    t->round_top_free = job->promote ? t->round_top_free - MIN (t->round_top_free, st->moved)
+                                     : t->round_top_free + st->moved;
     t->round_cpu_us += st->cpu_us;
     t->round_wait_us += st->wait_us;
     t->round_job_wall_us += st->wall_us;
@@ -862,6 +872,9 @@ on_job_done (GObject *src, GAsyncResult *res, gpointer data)
      * hot set up, then nothing moved for 36 s). */
     if (st->out_of_memory) {
       gboolean dir = job->promote;
+      if (job->promote)
+        t->refused_at = t->promote_refused ? MIN (t->refused_at, t->round_top_free)
+                                           : t->round_top_free;
       t->promote_refused |= job->promote;
       while (t->next_job < t->jobs->len &&
              g_array_index (t->jobs, Job, t->next_job).promote == dir)
@@ -2033,12 +2046,13 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 low = marks.low, high = marks.high;
   gint64 now_us = g_get_monotonic_time ();
   if (t->promote_refused) {
-    guint64 floor = tiers->top_free + HUGE_PAGE;
+    guint64 refused_at = MIN (tiers->top_free, t->refused_at);
+    guint64 floor = refused_at + HUGE_PAGE;
     t->refused_free = now_us < t->refused_until_us ? MAX (t->refused_free, floor) : floor;
     t->refused_until_us = now_us + REFUSAL_HOLD_S * G_USEC_PER_SEC;
     t->promote_refused = FALSE;
     g_debug ("tiering: the kernel refused a promotion at %" G_GUINT64_FORMAT " MiB free: "
-             "keeping %" G_GUINT64_FORMAT " MiB free for %d s", tiers->top_free >> 20,
+             "keeping %" G_GUINT64_FORMAT " MiB free for %d s", refused_at >> 20,
              t->refused_free >> 20, REFUSAL_HOLD_S);
   }
   guint64 keep_free = MAX (c->reserve_bytes, low);
@@ -2363,6 +2377,7 @@ on_round (gpointer data)
     return G_SOURCE_CONTINUE;
 
   round_plan (t, tiers, inputs);
+  t->round_top_free = tiers->top_free;
   GHashTableIter it;
   gpointer vs;
   g_hash_table_iter_init (&it, t->vms);
