@@ -679,7 +679,7 @@ def truth(runner, guests, gens):
     """Each guest's chunks by the probe's hot pages, where they are, and
     the heat vtierd reads in them (testbed.heat_vs_truth; a vtierd row):
     when the hot sets do not fit, whether a share of DRAM holds its hot
-    set or memory that reads as hot."""
+    set or memory that reads as hot. A reader's aid, not a figure."""
     for g in guests:
         testbed.print_heat_vs_truth(getattr(runner, "vtierd", None), g, gens[g.name])
 
@@ -749,10 +749,9 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         if fresh:
             reported = t
             report(runner)
-            truth(runner, guests, gens)
     if not fresh:  # the run's end, once
         report(runner)
-        truth(runner, guests, gens)
+    truth(runner, guests, gens)  # once, at the end: each costs the emulated host seconds
     cpu_s = sum(u + s for u, s in cpu_parts.values())
     loop = runner.vtierd_parts() if loop0 else {}
     loop = {k: round(v - loop0.get(k, 0.0), 2) for k, v in loop.items()}
@@ -1012,6 +1011,14 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
     t_setup = time.monotonic()
     r = run_policy(name, guests, apps, demands, start)
     t2 = time.monotonic()
+    # A run whose samples end before MIN_MEASURE_S says nothing of where
+    # the policy gets to: seen, the first sample of a boot's first vtierd
+    # run read vtierd's belief for 93 s, and the run ended with one sample
+    # at +15 s (31.7%, counted as that run's residency).
+    least_s = min(MIN_MEASURE_S, MEASURE_S / 2)
+    if r["measured_s"] < least_s:
+        raise RuntimeError(f"void end: samples to +{r['measured_s']:.0f} s only, in "
+                           f"{r['wall_s']:.0f} s (at least {least_s:.0f} s are asked)")
     node0_end = node0_mib(guests)  # once: the net move and the JSON agree
     net_mib = net_move_mib(node0_start, node0_end)
     void_if_unseen(apps, "end")
