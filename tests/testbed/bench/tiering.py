@@ -998,6 +998,15 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
     # (needed_mib); needed_4k_mib counts the hot pages alone, as the bench
     # did before 2026-11-29.
     footprint = [tbprobe.host_footprint(g.pid, g.hvas("hot")) / 2**20 for g in guests]
+    # The cold sets' host addresses, asked before the policy starts: first
+    # asked in the run's first sample (vtierd's belief), they took 38-93 s
+    # of a boot's first run, an HMP gpa2hva per 2 MiB chunk (the idle VM's
+    # 552 MiB), and that run's time to 90% read 56 s where the next run's
+    # read 17 s. The RAM's chunks first, a few dozen calls a guest
+    # (translate_span), then the sets from them.
+    for g in guests:
+        g.ram_ranges()
+        g.hvas("cold")
     print("  the hot sets: " + ", ".join(
         f"{g.name} {len(g.hvas('hot')) * 4096 / 2**20:.0f} MiB, {fp:.0f} MiB at the host's page size"
         for g, fp in zip(guests, footprint)), flush=True)
