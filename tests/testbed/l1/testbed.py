@@ -1305,6 +1305,8 @@ def heat_vs_truth(vtierd, g, gen=None):
         what = "none" if k == 0 else f"{k * 64}+" if k == 8 else f"{k * 64}-{k * 64 + 63}"
         lines.append(f"  {what:>8}: " + " / ".join(
             f"{n:4} ({hot:4}; {h / max(n, 1):4.1f}, {a / max(n, 1):5.1f})" for n, h, a, hot in bands[k]))
+    if not vtierd:
+        return lines
     # Where the memory that reads hot without a hot page is, in the guest:
     # its kernel's, the workload's own, or another process's.
     runs = []
@@ -1317,8 +1319,8 @@ def heat_vs_truth(vtierd, g, gen=None):
                  (", ".join(f"{lo}-{hi + 2}" for lo, hi in runs) or "none"))
     # ... and the regions that read it so: one region over hot and bare
     # chunks alike (too coarse), or regions of their own (accessed).
-    over = [r for r in heat["regions"] for lo, hi in runs
-            if r["guest_start"] < (hi + 2) << 20 and lo << 20 < r["guest_end"]]
+    over = [r for r in heat["regions"]
+            if any(r["guest_start"] < (hi + 2) << 20 and lo << 20 < r["guest_end"] for lo, hi in runs)]
     lines.append("  its regions (guest-physical MiB, heat, age): " + ", ".join(
         f"{r['guest_start'] / 2**20:.1f}-{r['guest_end'] / 2**20:.1f} {r['nr_accesses']} {r['age']}"
         for r in sorted(over, key=lambda r: r["guest_start"])[:24]))
