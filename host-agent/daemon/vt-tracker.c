@@ -100,7 +100,8 @@ run_at (VtTracker *t, guint64 sample_us, guint64 aggr_us)
 {
   t->attrs.sample_us = sample_us;
   t->attrs.aggr_us = aggr_us;
-  vt_heat_hold_set_interval (t->hold, aggr_us, (guint) MAX (1, aggr_us / t->base_aggr_us));
+  vt_heat_hold_set_interval (t->hold, aggr_us, (guint) MAX (1, aggr_us / t->base_aggr_us),
+                             sample_us ? (guint) (aggr_us / sample_us) : 0);
 }
 
 /* The tracker's side of new intervals: the held heat's interval, the own
@@ -364,6 +365,11 @@ vt_tracker_fill_heat (VtTracker *t, VtTieringInput *in)
   in->fresh_accesses = vt_tracker_fresh_accesses (t, &n_fresh);
   if (n_fresh != in->n_regions)
     in->fresh_accesses = NULL;
+  guint n_mean;
+  in->mean_accesses = vt_heat_hold_mean_accesses (t->hold, &n_mean);
+  in->mean_span = vt_heat_hold_mean_span (t->hold);
+  if (n_mean != in->n_regions)
+    in->mean_accesses = NULL;
   in->max_accesses = vt_tracker_max_accesses (t);
   in->hot_threshold = vt_tracker_hot_threshold (t);
   in->interval_scale = vt_tracker_interval_scale (t);

@@ -36,11 +36,11 @@ run_cuts (GArray *cuts, const VtRegion *regions, guint first, guint last,
 
 /* Unit [a, b) from the regions it overlaps, from *at on (which it leaves
  * at the first that may overlap the next unit): the hottest's heat and
- * age (the older between equals), the highest own count, and the written
- * pages in proportion. */
+ * age (the older between equals), the highest own count and mean, and
+ * the written pages in proportion. */
 static VtRegion
-unit_of (const VtRegion *regions, const guint64 *written, const guint *fresh, guint n, guint *at,
-         guint64 a, guint64 b, guint64 *unit_written, guint *unit_fresh)
+unit_of (const VtRegion *regions, const VtRegionFigures *per, guint n, guint *at, guint64 a,
+         guint64 b, guint64 *unit_written, guint *unit_fresh, double *unit_mean)
 {
   while (*at < n && regions[*at].end <= a)
     (*at)++;
@@ -48,6 +48,7 @@ unit_of (const VtRegion *regions, const guint64 *written, const guint *fresh, gu
   gboolean any = FALSE;
   double w = 0;
   *unit_fresh = 0;
+  *unit_mean = 0;
   for (guint k = *at; k < n && regions[k].start < b; k++) {
     const VtRegion *r = &regions[k];
     guint64 lo = MAX (a, r->start), hi = MIN (b, r->end);
@@ -59,30 +60,29 @@ unit_of (const VtRegion *regions, const guint64 *written, const guint *fresh, gu
       u.sampling_addr = r->sampling_addr >= a && r->sampling_addr < b ? r->sampling_addr : a;
       any = TRUE;
     }
-    if (written && r->end > r->start)
-      w += (double) written[k] * (double) (hi - lo) / (double) (r->end - r->start);
-    if (fresh)
-      *unit_fresh = MAX (*unit_fresh, fresh[k]);
+    if (per->written && r->end > r->start)
+      w += (double) per->written[k] * (double) (hi - lo) / (double) (r->end - r->start);
+    if (per->fresh)
+      *unit_fresh = MAX (*unit_fresh, per->fresh[k]);
+    if (per->mean)
+      *unit_mean = MAX (*unit_mean, per->mean[k]);
   }
   *unit_written = (guint64) (w + 0.5);
   return u;
 }
 
 GArray *
-vt_move_units (const VtRegion *regions, const guint64 *written, const guint *fresh, guint n,
-               VtPageSizeAtFunc size_at, gpointer data, guint64 **units_written,
-               guint **units_fresh)
+vt_move_units (const VtRegion *regions, const VtRegionFigures *per, guint n,
+               VtPageSizeAtFunc size_at, gpointer data, VtRegionFigures *units_per)
 {
   GArray *units = g_array_sized_new (FALSE, FALSE, sizeof (VtRegion), n);
   g_autoptr (GArray) w = g_array_sized_new (FALSE, FALSE, sizeof (guint64), n);
   g_autoptr (GArray) f = g_array_sized_new (FALSE, FALSE, sizeof (guint), n);
+  g_autoptr (GArray) m = g_array_sized_new (FALSE, FALSE, sizeof (double), n);
   g_autoptr (GArray) cuts = g_array_new (FALSE, FALSE, sizeof (guint64));
   guint at = 0;
   gboolean moved = FALSE;
-  if (units_written)
-    *units_written = NULL;
-  if (units_fresh)
-    *units_fresh = NULL;
+  *units_per = (VtRegionFigures) { 0 };
   for (guint first = 0; first < n;) {
     guint last = first;
     while (last + 1 < n && regions[last + 1].start == regions[last].end)
@@ -94,10 +94,12 @@ vt_move_units (const VtRegion *regions, const guint64 *written, const guint *fre
         continue;
       guint64 unit_written;
       guint unit_fresh;
-      VtRegion u = unit_of (regions, written, fresh, n, &at, a, b, &unit_written, &unit_fresh);
+      double unit_mean;
+      VtRegion u = unit_of (regions, per, n, &at, a, b, &unit_written, &unit_fresh, &unit_mean);
       g_array_append_val (units, u);
       g_array_append_val (w, unit_written);
       g_array_append_val (f, unit_fresh);
+      g_array_append_val (m, unit_mean);
     }
     first = last + 1;
   }
@@ -105,9 +107,11 @@ vt_move_units (const VtRegion *regions, const guint64 *written, const guint *fre
     g_array_unref (units);
     return NULL;
   }
-  if (units_written && written)
-    *units_written = g_memdup2 (w->data, MAX (w->len, 1) * sizeof (guint64));
-  if (units_fresh && fresh)
-    *units_fresh = g_memdup2 (f->data, MAX (f->len, 1) * sizeof (guint));
+  if (per->written)
+    units_per->written = g_memdup2 (w->data, MAX (w->len, 1) * sizeof (guint64));
+  if (per->fresh)
+    units_per->fresh = g_memdup2 (f->data, MAX (f->len, 1) * sizeof (guint));
+  if (per->mean)
+    units_per->mean = g_memdup2 (m->data, MAX (m->len, 1) * sizeof (double));
   return units;
 }

@@ -26,16 +26,23 @@ G_BEGIN_DECLS
  * 0 for a base page, or when unknown. */
 typedef guint64 (*VtPageSizeAtFunc) (guint64 addr, gpointer data);
 
+/* What comes per region beside it, each array NULL where unknown: pages
+ * written in the last dirty-page window, the region's own count in its
+ * last aggregation, its mean count (vt-tiering.h's VtTieringInput). */
+typedef struct {
+  const guint64 *written;
+  const guint *fresh;
+  const double *mean;
+} VtRegionFigures;
+
 /* `regions[0..n)` (sorted, disjoint) cut into units: a GArray of
  * VtRegion, or NULL when no boundary falls inside a huge page (the
- * regions are the units). What else comes per region comes per unit too
- * (g_free them; NULL where the region's array is): `written` (pages
- * written, or NULL) shared out by overlap into *units_written; `fresh`
- * (each region's own count in its last aggregation, or NULL) into
- * *units_fresh, the highest of those a unit joins. An array per region
- * indexed by unit reads another region's figures, and past its end. */
-GArray *vt_move_units (const VtRegion *regions, const guint64 *written, const guint *fresh,
-                       guint n, VtPageSizeAtFunc size_at, gpointer data,
-                       guint64 **units_written, guint **units_fresh);
+ * regions are the units). What else comes per region (`per`) comes per
+ * unit too, into `units_per` (g_free each array; NULL where the region's
+ * is): the written pages shared out by overlap; the own count and the
+ * mean, the highest of those a unit joins. An array per region indexed by
+ * unit reads another region's figures, and past its end. */
+GArray *vt_move_units (const VtRegion *regions, const VtRegionFigures *per, guint n,
+                       VtPageSizeAtFunc size_at, gpointer data, VtRegionFigures *units_per);
 
 G_END_DECLS

@@ -83,6 +83,12 @@ typedef struct {
   /* each region's count in its last aggregation alone, before the heat
    * hold (vt-heat-hold.h), or NULL: the regions' own */
   const guint *fresh_accesses;
+  /* each region's mean count over its last aggregations (vt-heat-hold.h),
+   * or NULL: what ranks memory in use against other memory in use (the
+   * held count is a peak); and how many aggregations' samples a mean
+   * stands for (its variance is one count's over that) */
+  const double *mean_accesses;
+  double mean_span;
   /* pages of each region written in the last dirty-page window, or NULL
    * (vt-dirty-pages.h): between regions of equal heat, the written one
    * comes up first and goes down last (a write to a slow tier costs more) */

@@ -33,19 +33,22 @@ test_boundaries_in_huge_pages (void)
                          region (9 * MiB + 512 * KiB, 16 * MiB, 1, 60) };
   guint64 written[] = { 768, 0, 128, 1664 }; /* pages: all of the 1st, 3rd; 1/4 of the 4th */
   guint fresh[] = { 7, 0, 3, 9 };             /* own counts, unheld */
+  double mean[] = { 36.5, 0.25, 30, 2 };      /* mean counts */
   guint64 huge_below = G_MAXUINT64;
-  g_autofree guint64 *uw = NULL;
-  g_autofree guint *uf = NULL;
-  g_autoptr (GArray) units = vt_move_units (regions, written, fresh, 4, size_at, &huge_below,
-                                            &uw, &uf);
+  VtRegionFigures per = { written, fresh, mean }, up = { 0 };
+  g_autoptr (GArray) units = vt_move_units (regions, &per, 4, size_at, &huge_below, &up);
+  g_autofree guint64 *uw = (guint64 *) up.written;
+  g_autofree guint *uf = (guint *) up.fresh;
+  g_autofree double *um = (double *) up.mean;
   g_assert_nonnull (units);
   g_assert_nonnull (uf);
-  struct { guint64 start, end; guint nr, age; guint64 written; guint fresh; } want[] = {
-    { 0, 2 * MiB, 40, 5, 512, 7 },
-    { 2 * MiB, 4 * MiB, 40, 5, 256, 7 },          /* 1 MiB of the hot, 1 of the cold */
-    { 4 * MiB, 8 * MiB, 0, 50, 0, 0 },
-    { 8 * MiB, 10 * MiB, 38, 2, 128 + 128, 9 },   /* cold 1, hot 0.5, 0.5 of the last */
-    { 10 * MiB, 16 * MiB, 1, 60, 1536, 9 },
+  g_assert_nonnull (um);
+  struct { guint64 start, end; guint nr, age; guint64 written; guint fresh; double mean; } want[] = {
+    { 0, 2 * MiB, 40, 5, 512, 7, 36.5 },
+    { 2 * MiB, 4 * MiB, 40, 5, 256, 7, 36.5 },          /* 1 MiB of the hot, 1 of the cold */
+    { 4 * MiB, 8 * MiB, 0, 50, 0, 0, 0.25 },
+    { 8 * MiB, 10 * MiB, 38, 2, 128 + 128, 9, 30 },     /* cold 1, hot 0.5, 0.5 of the last */
+    { 10 * MiB, 16 * MiB, 1, 60, 1536, 9, 2 },
   };
   g_assert_cmpuint (units->len, ==, G_N_ELEMENTS (want));
   for (guint i = 0; i < units->len; i++) {
@@ -57,6 +60,7 @@ test_boundaries_in_huge_pages (void)
     g_assert_cmpuint (uw[i], ==, want[i].written);
     /* by unit, not by region: the 5 units' counts, not the 4 regions' */
     g_assert_cmpuint (uf[i], ==, want[i].fresh);
+    g_assert_cmpfloat (um[i], ==, want[i].mean);
     g_assert_true (u->sampling_addr >= u->start && u->sampling_addr < u->end);
   }
 }
@@ -69,7 +73,8 @@ test_one_page_two_boundaries_and_base_pages (void)
   VtRegion regions[] = { region (0, 2 * MiB + 8 * KiB, 0, 9), region (2 * MiB + 8 * KiB, 2 * MiB + 64 * KiB, 40, 3),
                          region (2 * MiB + 64 * KiB, 6 * MiB, 0, 9) };
   guint64 huge_below = G_MAXUINT64;
-  g_autoptr (GArray) units = vt_move_units (regions, NULL, NULL, 3, size_at, &huge_below, NULL, NULL);
+  VtRegionFigures none = { 0 }, up;
+  g_autoptr (GArray) units = vt_move_units (regions, &none, 3, size_at, &huge_below, &up);
   g_assert_nonnull (units);
   g_assert_cmpuint (units->len, ==, 3);
   const VtRegion *mid = &g_array_index (units, VtRegion, 1);
@@ -80,12 +85,12 @@ test_one_page_two_boundaries_and_base_pages (void)
 
   /* The same over base pages: nothing to cut. */
   huge_below = 0;
-  g_assert_null (vt_move_units (regions, NULL, NULL, 3, size_at, &huge_below, NULL, NULL));
+  g_assert_null (vt_move_units (regions, &none, 3, size_at, &huge_below, &up));
   /* Huge pages, boundaries 2 MiB aligned, and a gap (another RAM block). */
   VtRegion aligned[] = { region (0, 2 * MiB, 40, 1), region (2 * MiB, 4 * MiB, 0, 1),
                          region (6 * MiB + 4 * KiB, 7 * MiB, 40, 1) };
   huge_below = G_MAXUINT64;
-  g_assert_null (vt_move_units (aligned, NULL, NULL, 3, size_at, &huge_below, NULL, NULL));
+  g_assert_null (vt_move_units (aligned, &none, 3, size_at, &huge_below, &up));
 }
 
 int

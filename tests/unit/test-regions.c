@@ -892,8 +892,50 @@ test_hold_age_in_configured_aggregations (void)
   g_autoptr (VtHeatHold) hold = vt_heat_hold_new (200000, 1000000);
   VtRegion r = { .start = 0, .end = 4 * MiB, .nr_accesses = 0, .age = 7 };
   g_assert_cmpuint (vt_heat_hold_update (hold, &r, 1)->age, ==, 7);
-  vt_heat_hold_set_interval (hold, 800000, 4);
+  vt_heat_hold_set_interval (hold, 800000, 4, 40);
   g_assert_cmpuint (vt_heat_hold_update (hold, &r, 1)->age, ==, 28);
+}
+
+/* Beside the held count (a peak), a mean count: the fresh counts' moving
+ * average, byte-weighted as the held count is, converted when the
+ * intervals scale, and standing for (1 + d) / (1 - d) aggregations at a
+ * decay d per aggregation. */
+static void
+test_hold_means (void)
+{
+  g_autoptr (VtHeatHold) hold = vt_heat_hold_new (200000, 200000); /* x0.5 */
+  g_assert_cmpfloat_with_epsilon (vt_heat_hold_mean_span (hold), 3.0, 1e-9);
+  VtRegion r[2] = { { .start = 0, .end = 4 * MiB, .nr_accesses = 0 },
+                    { .start = 4 * MiB, .end = 8 * MiB, .nr_accesses = 40 } };
+  guint n;
+  vt_heat_hold_update (hold, r, 2);
+  const double *mean = vt_heat_hold_mean_accesses (hold, &n);
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_cmpfloat (mean[0], ==, 0); /* bytes nobody held: their count */
+  g_assert_cmpfloat (mean[1], ==, 40);
+  r[0].nr_accesses = 40, r[1].nr_accesses = 0;
+  const VtRegion *held = vt_heat_hold_update (hold, r, 2);
+  mean = vt_heat_hold_mean_accesses (hold, &n);
+  g_assert_cmpuint (held[0].nr_accesses, ==, 40); /* the peak, at once */
+  g_assert_cmpfloat (mean[0], ==, 20);            /* the mean, half-way */
+  g_assert_cmpuint (held[1].nr_accesses, ==, 20);
+  g_assert_cmpfloat (mean[1], ==, 20);
+  /* One region over both: the bytes' means weighted, then the fresh 10. */
+  VtRegion whole = { .start = 0, .end = 8 * MiB, .nr_accesses = 10 };
+  vt_heat_hold_update (hold, &whole, 1);
+  mean = vt_heat_hold_mean_accesses (hold, &n);
+  g_assert_cmpuint (n, ==, 1);
+  g_assert_cmpfloat (mean[0], ==, 15); /* 0.5 x 20 + 0.5 x 10 */
+  /* At 4x the intervals, memory read in 15 of 40 samples reads in
+   * 1 - (25/40)^4 of them: 34.7. */
+  vt_heat_hold_set_interval (hold, 800000, 4, 40);
+  mean = vt_heat_hold_mean_accesses (hold, &n);
+  g_assert_cmpfloat_with_epsilon (mean[0], 40 * (1 - pow (25.0 / 40, 4)), 1e-9);
+  /* No hold: the mean is the fresh count, over one aggregation. */
+  g_autoptr (VtHeatHold) off = vt_heat_hold_new (200000, 0);
+  g_assert_cmpfloat (vt_heat_hold_mean_span (off), ==, 1);
+  vt_heat_hold_update (off, r, 2);
+  g_assert_cmpfloat (vt_heat_hold_mean_accesses (off, &n)[1], ==, 0);
 }
 
 /* --- Interval tuning --------------------------------------------------- */
@@ -1426,6 +1468,7 @@ main (int argc, char **argv)
   g_test_add_func ("/regions/hold/off", test_hold_off);
   g_test_add_func ("/regions/hold/age-in-configured-aggregations",
                    test_hold_age_in_configured_aggregations);
+  g_test_add_func ("/regions/hold/means", test_hold_means);
   g_test_add_func ("/regions/tune/starved-at-bound", test_tune_starved_at_bound);
   g_test_add_func ("/regions/tune/starved-judged-at-the-longest-scale",
                    test_tune_starved_judged_at_the_longest_scale);
