@@ -177,6 +177,10 @@ struct _VtTiering {
    * refused at its watermark, while hot sets waited on the slow node (the
    * contended bench on 7.2). */
   guint64 round_top_free;
+  /* The finest scale a VM held to its share read its demand at lately
+   * (one_rate_demands), kept until demand_ref_until_us. */
+  guint demand_ref;
+  gint64 demand_ref_until_us;
   /* the round under way */
   GArray *jobs;
   guint next_job;
@@ -1571,7 +1575,15 @@ vt_tiering_level_share (const guint64 *excess, guint n, guint64 need)
  * 215 MiB from round to round, its hot set moving down and up: the
  * contended bench's apps had 67% of their hot sets in DRAM in that run).
  * Nobody over: every demand is met at any rate, and nothing changes.
+ * The rate is the finest of the last DEMAND_REF_HOLD_S: a busy VM's tuner
+ * goes between scales within seconds (its hot set reads saturated at all
+ * of them, vt-interval-tune.h), and the demands read at its rate went
+ * with it: in the contended bench the idle VM's was 6 MiB read at 1x and
+ * 72 at 4x, 56-94 MiB within a minute, its memory down and up again (85
+ * of the 190 MiB that moved each way after 90%).
  * Returns whether a demand changed (the shares are then computed again). */
+#define DEMAND_REF_HOLD_S 30
+
 static gboolean
 one_rate_demands (VtTiering *t, VmRound *vr, VtShareRequest *req, guint n,
                   const guint64 *targets)
@@ -1583,6 +1595,14 @@ one_rate_demands (VtTiering *t, VmRound *vr, VtShareRequest *req, guint n,
         req[i].demand > targets[i] + targets[i] / 8)
       ref = ref ? MIN (ref, in->interval_scale) : in->interval_scale;
   }
+  gint64 now = g_get_monotonic_time ();
+  if (ref && (!t->demand_ref || ref <= t->demand_ref || now >= t->demand_ref_until_us)) {
+    t->demand_ref = ref;
+    t->demand_ref_until_us = now + DEMAND_REF_HOLD_S * G_USEC_PER_SEC;
+  } else if (!ref && now >= t->demand_ref_until_us) {
+    t->demand_ref = 0;
+  }
+  ref = t->demand_ref;
   gboolean changed = FALSE;
   for (guint i = 0; i < n; i++) {
     const VtTieringInput *in = vr[i].in;

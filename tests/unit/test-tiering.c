@@ -2045,7 +2045,13 @@ test_room_levels_the_excess (void)
  * tenth of the samples at 32x, so once in 0.8 s, about never at a's rate.
  * b's demand for the shares is its saturated region, and the room of the
  * other goes to a. Read at their own rates, b kept its lukewarm region in
- * DRAM and a had 2734 of its 4096 pages there. */
+ * DRAM and a had 2734 of its 4096 pages there.
+ * Then a's tuner goes to 16x (a hot set read saturated at every scale goes
+ * between them): at a's new rate b's lukewarm region reads hot (10 of 40
+ * at 32x is 8 at 16x), but the rate held is the finest of the last 30 s,
+ * and the room stays a's. Followed at once, b's demand took the region
+ * back: its target 2048 pages, a's 2734 of the 3758 it held (what then
+ * moves waits only for the cooldowns). */
 static void
 test_demands_at_one_rate (void)
 {
@@ -2073,6 +2079,17 @@ test_demands_at_one_rate (void)
   g_assert_cmpuint (count (0, 0, PAGES, 0), >=, 3300);   /* for a */
   const VtTieringStats *b = vt_tiering_stats (t, GUINT_TO_POINTER (2));
   g_assert_cmpuint (b->demand, ==, 1024 * PAGE);
+
+  guint64 a_up = count (0, 0, PAGES, 0);
+  w.scale[0] = 16;
+  run_rounds (t, 20);
+  const VtTieringStats *a = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  b = vt_tiering_stats (t, GUINT_TO_POINTER (2));
+  g_assert_cmpuint (b->demand, ==, 1024 * PAGE); /* its saturated region alone */
+  g_assert_cmpuint (b->target, <=, 1024 * PAGE + 64 * PAGE);
+  g_assert_cmpuint (a->target, >=, a_up * PAGE - 64 * PAGE);
+  g_assert_cmpuint (count (0, 0, PAGES, 0), >=, a_up - 64);
+  g_assert_cmpuint (count (1, 1024, 1024, 1), >=, 512); /* b's lukewarm region stayed down */
   node_used_other[0] = 0;
   g_clear_pointer (&t, vt_tiering_free);
   drop_host ();
