@@ -587,6 +587,7 @@ typedef struct {
   guint64 guest_start, guest_end, hva_start;
   guint32 nr_accesses, age;
   gint64 written; /* pages written in the last dirty-page window; -1: unknown */
+  double mean;    /* its mean count (what ranks it); < 0: unknown */
 } HeatRegion;
 
 static int
@@ -596,8 +597,9 @@ compare_guest_start (gconstpointer a, gconstpointer b)
   return x->guest_start < y->guest_start ? -1 : x->guest_start > y->guest_start;
 }
 
-/* The regions by guest-physical address, each with its written pages when
- * the info has them (one a region, in the regions' order). */
+/* The regions by guest-physical address, each with its written pages and
+ * its mean count when the info has them (one a region, in the regions'
+ * order). */
 static GArray *
 heat_regions_sorted (GVariant *info, GVariant *regions)
 {
@@ -605,12 +607,16 @@ heat_regions_sorted (GVariant *info, GVariant *regions)
   g_autoptr (GVariant) written = g_variant_lookup_value (info, "written_pages", G_VARIANT_TYPE ("at"));
   gsize n_written = 0;
   const guint64 *w = written ? g_variant_get_fixed_array (written, &n_written, sizeof (guint64)) : NULL;
+  g_autoptr (GVariant) means = g_variant_lookup_value (info, "mean_accesses", G_VARIANT_TYPE ("ad"));
+  gsize n_means = 0;
+  const double *m = means ? g_variant_get_fixed_array (means, &n_means, sizeof (double)) : NULL;
   GVariantIter iter;
   HeatRegion r;
   g_variant_iter_init (&iter, regions);
   while (g_variant_iter_next (&iter, "(tttuu)", &r.guest_start, &r.guest_end, &r.hva_start,
                               &r.nr_accesses, &r.age)) {
     r.written = sorted->len < n_written ? (gint64) w[sorted->len] : -1;
+    r.mean = sorted->len < n_means ? m[sorted->len] : -1;
     g_array_append_val (sorted, r);
   }
   g_array_sort (sorted, compare_guest_start);
@@ -699,7 +705,9 @@ vt_ctl_format_heat_text (GVariant *info, GVariant *regions)
                g_strdup_printf ("0x%012" G_GINT64_MODIFIER "x-0x%012" G_GINT64_MODIFIER "x",
                                 r->guest_start, r->guest_end),
                vt_ctl_format_size (region_size (r)),
-               g_strdup_printf ("%u/%u", r->nr_accesses, max_accesses),
+               r->mean >= 0 ? g_strdup_printf ("%u/%u (mean %.1f)", r->nr_accesses, max_accesses,
+                                               r->mean)
+                            : g_strdup_printf ("%u/%u", r->nr_accesses, max_accesses),
                g_strdup_printf ("%u (%.1f s)", r->age, r->age * (double) age_unit_us / 1e6),
                heat_bar (r->nr_accesses, max_accesses));
   }
@@ -747,6 +755,10 @@ vt_ctl_format_heat_json (GVariant *info, GVariant *regions)
     json_builder_add_double_value (builder, r->age * (double) age_unit_us / 1e6);
     json_builder_set_member_name (builder, "hot");
     json_builder_add_boolean_value (builder, r->nr_accesses >= hot_threshold);
+    if (r->mean >= 0) {
+      json_builder_set_member_name (builder, "mean_accesses");
+      json_builder_add_double_value (builder, r->mean);
+    }
     if (r->written >= 0) { /* a QEMU with the dirty-page commands */
       json_builder_set_member_name (builder, "written_pages");
       json_builder_add_int_value (builder, r->written);

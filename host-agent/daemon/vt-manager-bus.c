@@ -58,9 +58,11 @@ tracked_vm (VtManager *m, GDBusMethodInvocation *inv, const char *name)
 
 /* Regions cut at guest-physical boundaries (a block may have holes); with
  * `written` (or NULL), each piece's pages written in the last dirty-page
- * window, in the same order. */
+ * window, in the same order; with `means` (or NULL), its region's mean
+ * count `mean`. */
 static void
-add_region (GVariantBuilder *b, GVariantBuilder *written, VtVm *vm, const VtRegion *r)
+add_region (GVariantBuilder *b, GVariantBuilder *written, GVariantBuilder *means, VtVm *vm,
+            const VtRegion *r, double mean)
 {
   const VtRamMap *map = vt_vm_get_ram_map (vm);
   for (guint i = 0; i < map->blocks->len; i++) {
@@ -76,6 +78,8 @@ add_region (GVariantBuilder *b, GVariantBuilder *written, VtVm *vm, const VtRegi
       guint64 pages;
       if (written && vt_vm_written_pages (vm, s, e, &pages))
         g_variant_builder_add (written, "t", pages);
+      if (means)
+        g_variant_builder_add (means, "d", mean);
     }
   }
 }
@@ -101,15 +105,25 @@ on_get_heat (VtDBusManager1 *iface, GDBusMethodInvocation *inv, const char *name
   g_variant_dict_insert (&info, "hot_threshold", "u", vt_tracker_hot_threshold (t));
   g_variant_dict_insert (&info, "hot_threshold_set", "u", vt_tracker_hot_threshold_set (t));
 
-  GVariantBuilder regions, written;
+  GVariantBuilder regions, written, means;
   g_variant_builder_init (&regions, G_VARIANT_TYPE ("a(tttuu)"));
   g_variant_builder_init (&written, G_VARIANT_TYPE ("at"));
+  g_variant_builder_init (&means, G_VARIANT_TYPE ("ad"));
   guint64 any;
   gboolean known = vt_vm_written_pages (vm, 0, 0, &any);
-  guint n;
+  guint n, n_mean;
   const VtRegion *r = vt_tracker_regions (t, &n);
+  const double *mean = vt_tracker_mean_accesses (t, &n_mean);
+  if (n_mean != n)
+    mean = NULL;
   for (guint i = 0; i < n; i++)
-    add_region (&regions, known ? &written : NULL, vm, &r[i]);
+    add_region (&regions, known ? &written : NULL, mean ? &means : NULL, vm, &r[i],
+                mean ? mean[i] : 0);
+  /* What ranks them (the held count is a peak): one a region, in order. */
+  if (mean)
+    g_variant_dict_insert_value (&info, "mean_accesses", g_variant_builder_end (&means));
+  else
+    g_variant_builder_clear (&means);
   /* Where the VM wrote (a QEMU with the dirty-page commands): one count a
    * region, in the regions' order. */
   if (known)

@@ -357,6 +357,12 @@ vt_tracker_fresh_accesses (VtTracker *t, guint *n)
   return vt_heat_hold_fresh_accesses (t->hold, n);
 }
 
+const double *
+vt_tracker_mean_accesses (VtTracker *t, guint *n)
+{
+  return vt_heat_hold_mean_accesses (t->hold, n);
+}
+
 void
 vt_tracker_fill_heat (VtTracker *t, VtTieringInput *in)
 {
@@ -366,7 +372,7 @@ vt_tracker_fill_heat (VtTracker *t, VtTieringInput *in)
   if (n_fresh != in->n_regions)
     in->fresh_accesses = NULL;
   guint n_mean;
-  in->mean_accesses = vt_heat_hold_mean_accesses (t->hold, &n_mean);
+  in->mean_accesses = vt_tracker_mean_accesses (t, &n_mean);
   in->mean_span = vt_heat_hold_mean_span (t->hold);
   if (n_mean != in->n_regions)
     in->mean_accesses = NULL;

@@ -43,6 +43,8 @@ void vt_tracker_load (VtTracker *tracker, const VtRegion *regions, guint n, guin
 const VtRegion *vt_tracker_regions (VtTracker *tracker, guint *n);
 /* The same regions' counts in that aggregation alone, unheld. */
 const guint *vt_tracker_fresh_accesses (VtTracker *tracker, guint *n);
+/* The same regions' mean counts (vt-heat-hold.h): what ranks them. */
+const double *vt_tracker_mean_accesses (VtTracker *tracker, guint *n);
 guint vt_tracker_max_accesses (VtTracker *tracker);
 /* The heat part of the tiering engine's input: the held regions and their
  * own counts beside them, the scale and thresholds, the demand, how many

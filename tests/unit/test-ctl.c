@@ -117,6 +117,10 @@ sample_heat_info (void)
   g_variant_builder_add (&info, "{sv}", "sample_us", g_variant_new_uint64 (5000));
   g_variant_builder_add (&info, "{sv}", "aggr_us", g_variant_new_uint64 (200000));
   g_variant_builder_add (&info, "{sv}", "hot_threshold", g_variant_new_uint32 (10));
+  /* in the regions' order (sample_heat_regions): hot, cold, warm */
+  static const double means[] = { 37.25, 0.5, 4 };
+  g_variant_builder_add (&info, "{sv}", "mean_accesses",
+                         g_variant_new_fixed_array (G_VARIANT_TYPE_DOUBLE, means, 3, sizeof (double)));
   return g_variant_builder_end (&info);
 }
 
@@ -340,11 +344,11 @@ test_heat_text (void)
   g_assert_nonnull (strstr (lines[2], ".........."));
   g_assert_true (g_str_has_prefix (lines[3], "0x000040000000-0x000070000000"));
   g_assert_nonnull (strstr (lines[3], "768.0 MiB"));
-  g_assert_nonnull (strstr (lines[3], "40/40"));
+  g_assert_nonnull (strstr (lines[3], "40/40 (mean 37.2)"));
   g_assert_nonnull (strstr (lines[3], "12 (2.4 s)"));
   g_assert_nonnull (strstr (lines[3], "##########"));
   g_assert_nonnull (strstr (lines[4], "256.0 MiB"));
-  g_assert_nonnull (strstr (lines[4], "5/40"));
+  g_assert_nonnull (strstr (lines[4], "5/40 (mean 4.0)"));
   g_assert_nonnull (strstr (lines[4], "#........."));
   g_assert_null (strstr (summary, "lowered"));
 }
@@ -404,6 +408,7 @@ test_heat_json (void)
   g_assert_cmpint (json_object_get_int_member (hot, "age"), ==, 12);
   g_assert_cmpfloat_with_epsilon (json_object_get_double_member (hot, "age_s"), 2.4, 1e-9);
   g_assert_true (json_object_get_boolean_member (hot, "hot"));
+  g_assert_cmpfloat (json_object_get_double_member (hot, "mean_accesses"), ==, 37.25);
   g_assert_false (json_object_get_boolean_member (json_array_get_object_element (list, 2), "hot"));
 }
 
