@@ -1263,50 +1263,59 @@ def fraction_in(ranges, addrs):
     return inside / max(1, len(addrs))
 
 
+def band_name(k):
+    """heat_vs_truth's band k: chunks holding 64k to 64k + 63 hot pages."""
+    return "none" if k == 0 else f"{k * 64}+" if k == 8 else f"{k * 64}-{k * 64 + 63}"
+
+
 def heat_vs_truth(vtierd, g, gen=None):
     """A reader's aid where hot sets do not fit: each 2 MiB chunk of a
     VM's RAM by how many of its hot set's pages it holds (bands of 64),
     beside where it is (the probe, its first page) and the heat vtierd
-    reads in it (the hottest region over it, and that region's age). Per
-    chunk, not per region: a region smaller than a chunk would count a
+    reads in it (the hottest region over it: its held count, its mean,
+    which ranks memory in use, and its age). Per chunk, not per region: a region smaller than a chunk would count a
     whole one. Does node0 hold the densest chunks, and does the heat tell
     them apart? Lines to print; `vtierd` None: where the chunks are alone
     (another policy's run)."""
     heat = vtierd.ctl("heat", g.name) if vtierd else {"hot_threshold": 1, "regions": []}
     hot_at, max_nr = heat["hot_threshold"], heat.get("max_accesses", 0)
     regions = sorted((r["hva_start"], r["hva_start"] + r["size"], r["nr_accesses"], r["age"],
-                      r["guest_start"]) for r in heat["regions"])
+                      r["guest_start"], r.get("mean_accesses", 0)) for r in heat["regions"])
     per_chunk = {}
     for h in g.hvas("hot", gen):
         per_chunk[h >> 21] = per_chunk.get(h >> 21, 0) + 1
     chunks = [c for lo, hi in g.ram_ranges() for c in range(lo >> 21, hi >> 21)]
     nodes = tbprobe.nodes_of(g.pid, [c << 21 for c in chunks])
-    # per band, per side (node0, elsewhere): [chunks, heat sum, age sum, read hot]
+    # per band, per side (node0, elsewhere): [chunks, heat sum, age sum, read hot, mean sum]
     bands, bare = {}, []  # bare: guest-physical MiB of chunks read hot holding no hot page
     i = 0
     for c, n in zip(chunks, nodes):
         while i < len(regions) and regions[i][1] <= c << 21:
             i += 1
-        j, nr, age = i, 0, 0
+        j, nr, age, mean = i, 0, 0, 0
         while j < len(regions) and regions[j][0] < (c + 1) << 21:
             if regions[j][2] >= nr:
-                nr, age = regions[j][2], regions[j][3]
+                nr, age, mean = regions[j][2], regions[j][3], regions[j][5]
             j += 1
         if i < len(regions) and nr >= hot_at and c not in per_chunk:
             bare.append((regions[i][4] + (c << 21) - regions[i][0]) >> 20)
-        side = bands.setdefault(min(per_chunk.get(c, 0) // 64, 8), [[0] * 4, [0] * 4])[n != 0]
+        side = bands.setdefault(min(per_chunk.get(c, 0) // 64, 8), [[0] * 5, [0] * 5])[n != 0]
         side[0] += 1
         side[1] += nr
         side[2] += age
         side[3] += nr >= hot_at
-    lines = [f"{g.name}: 2 MiB chunks by hot pages held (hot at {hot_at} of {max_nr}): "
-             "on node0 / elsewhere, each: chunks (read hot; mean heat, mean age)"]
-    for k in sorted(bands):
-        what = "none" if k == 0 else f"{k * 64}+" if k == 8 else f"{k * 64}-{k * 64 + 63}"
-        lines.append(f"  {what:>8}: " + " / ".join(
-            f"{n:4} ({hot:4}; {h / max(n, 1):4.1f}, {a / max(n, 1):5.1f})" for n, h, a, hot in bands[k]))
-    if not vtierd:
+        side[4] += mean
+    if not vtierd:  # where the chunks are, no heat to read beside it
+        lines = [f"{g.name}: 2 MiB chunks by hot pages held: on node0 / elsewhere"]
+        for k in sorted(bands):
+            lines.append(f"  {band_name(k):>8}: {bands[k][0][0]:4} / {bands[k][1][0]:4}")
         return lines
+    lines = [f"{g.name}: 2 MiB chunks by hot pages held (hot at {hot_at} of {max_nr}): "
+             "on node0 / elsewhere, each: chunks (read hot; heat held, its mean, age: averaged)"]
+    for k in sorted(bands):
+        lines.append(f"  {band_name(k):>8}: " + " / ".join(
+            f"{n:4} ({hot:4}; {h / max(n, 1):4.1f}, {m / max(n, 1):4.1f}, {a / max(n, 1):5.1f})"
+            for n, h, a, hot, m in bands[k]))
     # Where the memory that reads hot without a hot page is, in the guest:
     # its kernel's, the workload's own, or another process's.
     runs = []
@@ -1321,8 +1330,9 @@ def heat_vs_truth(vtierd, g, gen=None):
     # chunks alike (too coarse), or regions of their own (accessed).
     over = [r for r in heat["regions"]
             if any(r["guest_start"] < (hi + 2) << 20 and lo << 20 < r["guest_end"] for lo, hi in runs)]
-    lines.append("  its regions (guest-physical MiB, heat, age): " + ", ".join(
-        f"{r['guest_start'] / 2**20:.1f}-{r['guest_end'] / 2**20:.1f} {r['nr_accesses']} {r['age']}"
+    lines.append("  its regions (guest-physical MiB, heat held, its mean, age): " + ", ".join(
+        f"{r['guest_start'] / 2**20:.1f}-{r['guest_end'] / 2**20:.1f} {r['nr_accesses']} "
+        f"{r.get('mean_accesses', 0):.1f} {r['age']}"
         for r in sorted(over, key=lambda r: r["guest_start"])[:24]))
     return lines
 
