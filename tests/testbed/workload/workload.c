@@ -47,6 +47,8 @@
  *   COMMAND seq=N cmd=TEXT                  the mailbox said something
  *   VERIFY-RESTART pass=P                   "verify": pass P starts now
  *   STATUS t=S accesses=N                   every `report` seconds
+ *   KPF 0xGPA-0xGPA chunks=N own=.. ...      after READY: what the guest keeps
+ *                                           beside the buffer (print_frame_kinds)
  */
 #include "wl-core.h"
 
@@ -196,6 +198,95 @@ read_pfns (Workload *w)
     }
   }
   return changed;
+}
+
+/* What the guest kernel keeps in each 2 MiB of its memory that the
+ * workload's buffer does not fill: one line a run of chunks alike, its
+ * pages by kind (/proc/kpageflags). Memory a host's sampler reads as hot
+ * as the hot set sits outside the buffer in every guest (~50 MiB: the
+ * contended bench, 2026-12-04); this says what it is. Lines:
+ *   KPF 0xGPA-0xGPA chunks=N own=.. free=.. anon=.. file=.. slab=..
+ *       pgtable=.. reserved=.. other=.. hole=..   (pages per chunk, mean)
+ * Flag bits as include/uapi/linux/kernel-page-flags.h numbers them. */
+enum { KPF_SLAB = 7, KPF_LRU = 5, KPF_BUDDY = 10, KPF_ANON = 12, KPF_NOPAGE = 20,
+       KPF_PGTABLE = 26, KPF_RESERVED = 32 };
+enum { KIND_OWN, KIND_FREE, KIND_ANON, KIND_FILE, KIND_SLAB, KIND_PGTABLE, KIND_RESERVED,
+       KIND_OTHER, KIND_HOLE, N_KINDS };
+static const char *const kind_names[N_KINDS] = { "own", "free", "anon", "file", "slab",
+                                                 "pgtable", "reserved", "other", "hole" };
+
+static int
+page_kind (uint64_t flags)
+{
+  if (flags & (UINT64_C (1) << KPF_NOPAGE))
+    return KIND_HOLE;
+  if (flags & (UINT64_C (1) << KPF_BUDDY))
+    return KIND_FREE;
+  if (flags & (UINT64_C (1) << KPF_SLAB))
+    return KIND_SLAB;
+  if (flags & (UINT64_C (1) << KPF_PGTABLE))
+    return KIND_PGTABLE;
+  if (flags & (UINT64_C (1) << KPF_RESERVED))
+    return KIND_RESERVED;
+  if (flags & (UINT64_C (1) << KPF_LRU))
+    return flags & (UINT64_C (1) << KPF_ANON) ? KIND_ANON : KIND_FILE;
+  return KIND_OTHER;
+}
+
+static int cmp_u64 (const void *a, const void *b);
+
+static void
+print_frame_kinds (const Workload *w)
+{
+  int fd = open ("/proc/kpageflags", O_RDONLY);
+  if (fd < 0) {
+    printf ("VTWL KPF unavailable: %s\n", strerror (errno));
+    return;
+  }
+  uint64_t *own = malloc (w->pages * sizeof *own);
+  if (!own)
+    fail ("malloc");
+  memcpy (own, w->pfns, w->pages * sizeof *own);
+  qsort (own, w->pages, sizeof *own, cmp_u64);
+  enum { CHUNK = 512 };
+  uint64_t flags[CHUNK], run[N_KINDS] = { 0 }, run_start = 0, run_chunks = 0;
+  int run_kind = -1;
+  size_t o = 0;
+  for (uint64_t chunk = 0;; chunk++) {
+    ssize_t got = pread (fd, flags, sizeof flags, (off_t) (chunk * CHUNK * sizeof (uint64_t)));
+    size_t n = got > 0 ? (size_t) got / sizeof (uint64_t) : 0;
+    uint64_t count[N_KINDS] = { 0 };
+    for (size_t i = 0; i < n; i++) {
+      uint64_t pfn = chunk * CHUNK + i;
+      while (o < w->pages && own[o] < pfn)
+        o++;
+      count[o < w->pages && own[o] == pfn ? KIND_OWN : page_kind (flags[i])]++;
+    }
+    /* A chunk's kind: what most of it is; the workload's own and free
+     * chunks are not printed, runs of one kind are a line. */
+    int kind = KIND_OWN;
+    for (int k = 0; k < N_KINDS; k++)
+      if (count[k] > count[kind])
+        kind = k;
+    if (n == 0 || kind != run_kind) {
+      if (run_chunks && run_kind != KIND_OWN && run_kind != KIND_FREE) {
+        printf ("VTWL KPF 0x%" PRIx64 "-0x%" PRIx64 " chunks=%" PRIu64, run_start * WL_PAGE_SIZE,
+                (run_start + run_chunks * CHUNK) * WL_PAGE_SIZE, run_chunks);
+        for (int k = 0; k < N_KINDS; k++)
+          printf (" %s=%" PRIu64, kind_names[k], run[k] / run_chunks);
+        printf ("\n");
+      }
+      memset (run, 0, sizeof run);
+      run_start = chunk * CHUNK, run_chunks = 0, run_kind = kind;
+    }
+    if (n == 0)
+      break;
+    for (int k = 0; k < N_KINDS; k++)
+      run[k] += count[k];
+    run_chunks++;
+  }
+  free (own);
+  close (fd);
 }
 
 typedef struct {
@@ -399,6 +490,7 @@ main (int argc, char **argv)
           w.pages, w.hot_pages, hot_first, wl_layout_name (o.layout), o.write ? "write" : "read",
           o.busy, now () - t0);
   print_sets (&w);
+  print_frame_kinds (&w);
 
   double start = now (), last_report = start, last_verify = start, verify_spent = 0;
   double last_located = start;
