@@ -49,6 +49,7 @@
  *   STATUS t=S accesses=N                   every `report` seconds
  *   KPF 0xGPA-0xGPA chunks=N own=.. ...      after READY: what the guest keeps
  *                                           beside the buffer (print_frame_kinds)
+ *   IOMEM START-END : Kernel code|data|bss  then where its kernel image is
  */
 #include "wl-core.h"
 
@@ -287,6 +288,15 @@ print_frame_kinds (const Workload *w)
   }
   free (own);
   close (fd);
+  /* Where the guest's kernel image is (KASLR moves it each boot): its
+   * pages are reserved, and it is memory the guest uses. */
+  FILE *iomem = fopen ("/proc/iomem", "r");
+  char line[256];
+  while (iomem && fgets (line, sizeof line, iomem))
+    if (strstr (line, "Kernel "))
+      printf ("VTWL IOMEM %s", line + strspn (line, " "));
+  if (iomem)
+    fclose (iomem);
 }
 
 typedef struct {
