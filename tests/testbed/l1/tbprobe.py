@@ -203,6 +203,18 @@ def host_ranges(chunks):
     return [tuple(r) for r in out]
 
 
+def mappings(pid):
+    """{start: (end, file offset)} of a process's mappings (/proc/PID/maps),
+    to go with numa_maps' lines, which give their starts alone."""
+    out = {}
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            fields = line.split()
+            lo, hi = fields[0].split("-")
+            out[int(lo, 16)] = (int(hi, 16), int(fields[2], 16))
+    return out
+
+
 def ram_summary(pid, ranges):
     """The kernel's count of a process's pages per node in the mappings
     that overlap `ranges` (a guest's RAM blocks): /proc/PID/numa_maps walks
@@ -211,11 +223,7 @@ def ram_summary(pid, ranges):
     counts its huge pages, kernelpagesize_kB says their size). Counted here
     in 4 KiB pages. One read, where asking per page took this emulated
     host up to a minute per guest. Same shape as summarize()."""
-    ends = {}
-    with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            lo, hi = line.split()[0].split("-")
-            ends[int(lo, 16)] = int(hi, 16)
+    ends = {lo: hi for lo, (hi, _) in mappings(pid).items()}
     nodes, seen, vma_bytes = {}, 0, 0
     with open(f"/proc/{pid}/numa_maps") as f:
         for line in f:
@@ -392,6 +400,13 @@ PROBE_SAMPLE_US = 100_000
 
 
 def accessed_fractions(pages, wait_s=3.0):
+    """Per entry of `pages` (a list of (pid, addrs)), the share of its
+    addresses accessed_pages found used (None for no addresses)."""
+    return [len(seen) / len(addrs) if addrs else None
+            for (_, addrs), seen in zip(pages, accessed_pages(pages, wait_s))]
+
+
+def accessed_pages(pages, wait_s=3.0):
     """Whether the host sees pages used: `pages` a list of (pid, addrs).
     A kdamond of the probe's own watches each address's page
     as a DAMON region of its own (operations fvaddr), so every sample
@@ -399,8 +414,9 @@ def accessed_fractions(pages, wait_s=3.0):
     for guest memory) cleared and read again PROBE_SAMPLE_US later, over
     one aggregation `wait_s` long. A "stat" scheme for regions found
     accessed at least once lists them (update_schemes_tried_regions, which
-    waits for the aggregation's end). Per entry, the share of its
-    addresses found accessed (None for no addresses): the host's own view
+    waits for the aggregation's end). Per entry, its addresses found
+    accessed, each with the share of the window's samples that found it so
+    (1.0: used within every PROBE_SAMPLE_US): the host's own view
     of a guest's accesses, which
     every policy (DAMON, DAMOS, vtierd) depends on. Needs DAMON unused (no
     kdamond), and leaves it so. The testbed's 6.12 has no page_idle
@@ -427,7 +443,7 @@ def accessed_fractions(pages, wait_s=3.0):
                   f"pid {pid}: {cpu_ms[pid]} ms of CPU in the window" for pid in pids)
               + f"); looking once more over {2 * wait_s:g} s", flush=True)
         seen, cpu_ms = _accessed_window(want, 2 * wait_s)
-    return [sum(1 for a in addrs if a & ~(PAGE - 1) in seen[pid]) / len(addrs) if addrs else None
+    return [{a: seen[pid][a & ~(PAGE - 1)] for a in addrs if a & ~(PAGE - 1) in seen[pid]}
             for pid, addrs in pages]
 
 
@@ -471,7 +487,8 @@ def _accessed_window(want, wait_s):
         raise ProbeError("DAMON is in use: the access probe needs it to itself")
     _w(f"{DAMON_ADMIN}/nr_kdamonds", 1)
     cpu0 = {pid: _cpu_ms(pid) for pid in batch}
-    found = set()
+    found = {}  # page: the share of the window's samples that found it accessed
+    samples = max(1, round(wait_s * 1e6 / PROBE_SAMPLE_US))
     try:
         c = damon_context(0, "fvaddr", PROBE_SAMPLE_US, int(wait_s * 1e6),
                           regions=(3, max(1000, 2 * len(taken))))
@@ -498,13 +515,14 @@ def _accessed_window(want, wait_s):
             if n.isdigit():
                 # adjacent pages DAMON merged count together
                 a = int(open(f"{tried}/{n}/start").read())
-                found.update(range(a, int(open(f"{tried}/{n}/end").read()), PAGE))
+                share = min(1.0, int(open(f"{tried}/{n}/nr_accesses").read()) / samples)
+                found.update(dict.fromkeys(range(a, int(open(f"{tried}/{n}/end").read()), PAGE), share))
     finally:
         if open(f"{DAMON_ADMIN}/0/state").read().strip() == "on":
             _w(f"{DAMON_ADMIN}/0/state", "off")
         _w(f"{DAMON_ADMIN}/nr_kdamonds", 0)
     for pid in batch:
-        seen[pid] = found & want[pid]
+        seen[pid] = {a: found[a] for a in want[pid] if a in found}
         now = _cpu_ms(pid)
         cpu[pid] = None if now is None or cpu0[pid] is None else now - cpu0[pid]
     return seen, cpu
