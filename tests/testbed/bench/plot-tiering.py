@@ -116,6 +116,57 @@ def table(data):
                   f"{statistics.median_low([u for u, _ in cs]):.1f} s | "
                   f"{statistics.median_low([s for _, s in cs]):.1f} s |")
     churn_table(data)
+    own_table(data)
+
+
+def own_table(data):
+    """The guests' own memory in use beside the apps' hot sets (their
+    kernels'), what DRAM can then hold of the apps' hot sets, the
+    residency over that, and the fairness error with each guest's own
+    memory in its demand and the idle VM counted (runs that measured it)."""
+    pct = lambda v: f"{v:.1%}"  # noqa: E731
+    mib = lambda v: f"{v:.0f} MiB"  # noqa: E731
+    lines = []
+    for (case, policy, kernel), runs in rows(data):
+        runs = [r for r in runs if r.get("own_hot_mib") is not None]
+        if not runs:
+            continue
+        lines.append(f"| {case} | {policy} | {kernel} | {len(runs)} | "
+                     f"{spread([sum(r['own_in_use_mib'].values()) for r in runs], mib)} | "
+                     f"{spread([sum(r['own_hot_mib'].values()) for r in runs], mib)} | "
+                     f"{spread([r['attainable'] for r in runs], pct)} | "
+                     f"{spread([r['of_attainable'] for r in runs], pct, '-')} | "
+                     f"{spread([r['fairness_error_all'] for r in runs], pct)} | "
+                     f"{spread([qemu_own(r, 'start') for r in runs], mib, '-')} | "
+                     f"{spread([qemu_own(r, 'end') for r in runs], mib, '-')} |")
+    side_table(["runs", "guests' own memory in use", "of it as hot as the apps' hot sets", "DRAM holds of the apps' hot sets",
+                "on node0 at the end, of that", "fairness error, three VMs",
+                "QEMU's own on node0 at the start", "at the end"], lines,
+               "(own memory in use: 2 MiB chunks beside the hot sets with a sampled page used "
+               "in 3 s, the guests' kernels'; as hot: used in as many of the probe's samples as "
+               "the apps' hot chunks (their 10th percentile); DRAM holds: what the guests' DRAM "
+               "leaves for the apps' hot sets beside the own hot memory, QEMU's own and the "
+               "idle VM's hot set; QEMU's own: the QEMU processes' memory beside the guests' "
+               "RAM, which a policy on the whole process may move)")
+
+
+def qemu_own(run, when):
+    """The guests' QEMU processes' own memory on node0 (MiB), None when not measured."""
+    own = run.get("qemu_own_node0", {}).get(when)
+    return sum(sum(v.values()) for v in own.values()) if own else None
+
+
+def side_table(columns, lines, note=None):
+    """A table after the main one, rows per case, policy and kernel: none
+    when no row has figures for it."""
+    if not lines:
+        return
+    print()
+    print("| case | policy | kernel | " + " | ".join(columns) + " |")
+    print("|---" * (3 + len(columns)) + "|")
+    print("\n".join(lines))
+    if note:
+        print(note)
 
 
 def churn_table(data):
@@ -140,12 +191,8 @@ def churn_table(data):
                         mib, "-")
         lines.append(f"| {case} | {policy} | {kernel} | {sum(1 for s in sums if s)} | {col(0)} | "
                      f"{col(1)} | {col(2)} | {col(3)} | {col(4)} | {toward} |")
-    if lines:
-        print()
-        print("| case | policy | kernel | runs past 90% | MiB up after 90% | down | up at share | "
-              "exchanged | filled spare room | toward share |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
-        print("\n".join(lines))
+    side_table(["runs past 90%", "MiB up after 90%", "down", "up at share", "exchanged",
+                "filled spare room", "toward share"], lines)
 
 
 def median_run(runs):

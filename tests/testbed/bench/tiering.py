@@ -49,7 +49,11 @@ balancing's hinting faults run in the guests' own threads and are counted,
 not timed), and the fairness error: how far each app's top-tier hot
 bytes are from its weighted (1:1) max-min share of what the two apps got of
 DRAM together, over their demands (the hot sets), averaged over the run's
-last --settle seconds: 0 when the policy divides what it gives fairly. For
+last --settle seconds: 0 when the policy divides what it gives fairly
+(fairness_error_all: the same over all three VMs, each one's demand its
+hot set and its guest's own hot memory, its kernel's: find_own_in_use;
+what DRAM can hold of the apps' hot sets beside that memory and QEMU's
+own is `attainable`, and the residency over it `of_attainable`). For
 vtierd rows, its belief too: the share of the apps' hot pages that lie in
 the regions it reads hot (seen_hot, the same last seconds). A run
 ends at --measure seconds, or earlier once settled (its residency steady
@@ -725,6 +729,8 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         pages = [h.get("sampled_from", h["pages"]) for h in hot]
         both = sum(f * p for f, p in zip(fr, pages)) / sum(pages)
         top_mib = [f * p * 4096 / 2**20 for f, p in zip(fr, pages)]
+        idle_hot = guests[0].placement("hot", gens[guests[0].name], at_most=PROBE_PAGES)
+        own_top = own_on_node0_mib(guests)
         migrated = vmstat().get("pgmigrate_success", 0) - v0.get("pgmigrate_success", 0)
         probe_s = time.monotonic() - probe_t0
         read = runner.hot_read(guests, gens) if hasattr(runner, "hot_read") else {}
@@ -733,6 +739,8 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
         moved = runner.moved() if hasattr(runner, "moved") else {}
         samples.append({"t": round(t, 1), "a": round(fr[0], 4), "b": round(fr[1], 4),
                         "both": round(both, 4), "top_mib": [round(x, 1) for x in top_mib],
+                        "idle_hot_on_node0": round(fraction_on(idle_hot, 0), 4),
+                        "own_top_mib": own_top,
                         "migrated_mib": round(migrated * 4096 / 2**20, 1), "seen_hot": seen,
                         "hot_read": read, "moved": moved})
         settled_at = settled(samples)
@@ -743,6 +751,7 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
                           f"{v[2]:.0%} of its cold pages" for k, v in read.items())
         # What a sample costs says how fine its times are: the probe runs on
         # the emulated host, beside what it measures.
+        belief += "; own hot memory on node0 (MiB): " + ", ".join(f"{k} {v:.0f}" for k, v in own_top.items())
         print(f"  {name} +{t:.0f} s: a {fr[0]:.1%} b {fr[1]:.1%} of hot pages on node0{belief} "
               f"[sample: probe {probe_s:.1f} s, belief {belief_s:.1f} s]", flush=True)
         fresh = t - reported >= REPORT_EVERY_S
@@ -823,6 +832,7 @@ def boot_guests(guests):
         guests[-1].wait_ready()
         if ARGS.guest_cpu:
             guests[-1].cap_cpu(ARGS.guest_cpu)
+    find_own_in_use(guests)
 
 
 class Dram:
@@ -867,6 +877,122 @@ class Dram:
             testbed.release_node0_pool(give)
             self.pool -= give
         return self.have(guests)
+
+
+# The guests' own memory in use: what each guest uses beside its
+# workload's buffer (its kernel's image, early, slab and page-table memory;
+# the KPF and IOMEM lines of its console say which), found at 50-60 MiB a
+# guest read hot by vtierd, chunk for chunk against the kernel's (make
+# bench 2026-12-04). Used as often as the apps' hot sets are, it is hot
+# memory as much as theirs: when the case holds less DRAM than all of it,
+# what the apps can have of DRAM is what it leaves. OWN_SAMPLE pages of
+# each 2 MiB chunk beside the hot sets (a huge page moves whole, and its
+# accessed bit is the chunk's), evenly spaced among those not in the
+# buffer, and a page of each of the apps' hot chunks to compare with,
+# watched by the probe's kdamond for OWN_WAIT_S: a chunk's rate is the
+# share of the window's samples that found one of its pages used. In use:
+# any; hot: at least the rate OWN_HOT_QUANTILE of the apps' hot chunks
+# reach.
+OWN_SAMPLE = 8
+OWN_WAIT_S = 3.0
+OWN_HOT_QUANTILE = 0.1
+
+
+def find_own_in_use(guests):
+    """Sets each guest's `own`: {chunk's host base: (its rate, its sampled
+    pages found used)} for its chunks in use beside its hot set, and the
+    guests' `own_hot_rate`; once a boot, while no policy runs (the probe
+    needs DAMON to itself)."""
+    entries, keys = [], []
+    for g in guests:
+        hot = set(g.hvas("hot"))
+        buffer = hot | set(g.hvas("cold"))
+        hot_chunks = {}
+        for h in sorted(hot):
+            hot_chunks.setdefault(h & ~(tbprobe.CHUNK - 1), h)
+        for base, first in hot_chunks.items():
+            entries.append((g.pid, [first]))
+            keys.append((g, None))
+        for lo, hi in g.ram_ranges():
+            for base in range(lo, hi, tbprobe.CHUNK):
+                if base in hot_chunks:
+                    continue
+                free = [a for a in range(base, base + tbprobe.CHUNK, tbprobe.PAGE) if a not in buffer]
+                if free:
+                    entries.append((g.pid, free[::-(-len(free) // OWN_SAMPLE)]))
+                    keys.append((g, base))
+    t0 = time.monotonic()
+    found = tbprobe.accessed_pages(entries, OWN_WAIT_S)
+    hot_rates = sorted(max(seen.values(), default=0.0) for (g, base), seen in zip(keys, found)
+                       if base is None and g is not guests[0])
+    hot_rate = hot_rates[int(len(hot_rates) * OWN_HOT_QUANTILE)] if hot_rates else 1.0
+    for g in guests:
+        g.own, g.own_hot_rate = {}, hot_rate
+    for (g, base), seen in zip(keys, found):
+        if base is not None and seen:
+            g.own[base] = (max(seen.values()), sorted(seen))
+    quart = lambda v: "/".join(f"{v[int(len(v) * q)]:.2f}" for q in (0.1, 0.5, 0.9)) if v else "-"  # noqa: E731
+    print(f"  the guests' own memory beside the hot sets ({len(keys)} chunks looked at in "
+          f"{time.monotonic() - t0:.0f} s; rates: shares of {OWN_WAIT_S:g} s of samples with a "
+          f"page used, 10th/50th/90th percentile): the apps' hot chunks {quart(hot_rates)}; " +
+          ", ".join(f"{g.name} {own_mib(g):.0f} MiB in use, {own_mib(g, hot_rate):.0f} MiB as hot "
+                    f"as the apps' hot chunks (rates {quart(sorted(r for r, _ in g.own.values()))})"
+                    for g in guests), flush=True)
+
+
+def own_mib(g, rate=0.0):
+    """A guest's own memory in use (of at least `rate`), MiB."""
+    return sum(1 for r, _ in g.own.values() if r >= rate) * tbprobe.CHUNK / 2**20
+
+
+def own_on_node0_mib(guests):
+    """Of each guest's own hot memory, the MiB on node0 (a chunk by its
+    used pages' nodes)."""
+    out = {}
+    for g in guests:
+        pages = [a for r, seen in g.own.values() if r >= g.own_hot_rate for a in seen]
+        nodes = tbprobe.nodes_of(g.pid, pages) if pages else []
+        per = {}
+        for a, n in zip(pages, nodes):
+            c = per.setdefault(a & ~(tbprobe.CHUNK - 1), [0, 0])
+            c[0] += n == 0
+            c[1] += 1
+        out[g.name] = round(sum(up / n for up, n in per.values()) * tbprobe.CHUNK / 2**20, 1)
+    return out
+
+
+def qemu_own_node0_mib(guests):
+    """What each guest's QEMU process holds of node0 beside its RAM
+    (mappings that do not overlap its RAM's), anonymous and file-backed
+    apart: {name: {"anon": MiB, "file": MiB}}. A policy on the whole
+    process (DAMOS on vaddr) may move it, vtierd does not: the bench says
+    how much of node0 each left it. A file's pages (QEMU's binary and
+    libraries) are shared: each file counts once, with the first guest that
+    maps it, as numa_maps counts them in every process that maps them."""
+    out, files_seen = {}, set()
+    for g in guests:
+        ranges = g.ram_ranges()
+        maps = tbprobe.mappings(g.pid)
+        own, files = {"anon": 0.0, "file": 0.0}, set()
+        with open(f"/proc/{g.pid}/numa_maps") as f:
+            for line in f:
+                fields = line.split()
+                start = int(fields[0], 16)
+                end, offset = maps.get(start, (start, 0))
+                if any(start < hi and lo < end for lo, hi in ranges):
+                    continue
+                size = next((int(x.split("=", 1)[1]) << 10 for x in fields
+                             if x.startswith("kernelpagesize_kB=")), tbprobe.PAGE)
+                n0 = sum(int(x[3:]) for x in fields if x.startswith("N0="))
+                path = next((x[5:] for x in fields if x.startswith("file=")), None)
+                if path is None:
+                    own["anon"] += n0 * size / 2**20
+                elif (path, offset) not in files_seen:
+                    files.add((path, offset))
+                    own["file"] += n0 * size / 2**20
+        files_seen |= files
+        out[g.name] = {k: round(v, 1) for k, v in own.items()}
+    return out
 
 
 def reset_placement(guests, dram, case):
@@ -946,6 +1072,42 @@ def void_if_unseen(apps, when):
         raise RuntimeError(f"void {when}: the host sees no accesses of {', '.join(unseen)}")
 
 
+def own_figures(guests, samples, footprint, dram_mib, qemu_own):
+    """What the guests' own hot memory (find_own_in_use) makes of a run:
+    what of the apps' hot sets DRAM can hold beside it (attainable: the
+    DRAM the guests have, less QEMU's own memory on node0, the idle VM's
+    hot set and every guest's own hot memory, over the apps' hot
+    sets at the host's page size), the residency over that, and the
+    fairness error over all three VMs, each one's demand its hot set and
+    its own hot memory, over the run's last --settle seconds."""
+    own = {g.name: own_mib(g, g.own_hot_rate) for g in guests}
+    attainable = min(1.0, max(0.0, dram_mib - qemu_own - footprint[0] - sum(own.values()))
+                     / max(1.0, sum(footprint[1:])))
+    end = samples[-1]["t"] if samples else 0
+    last = [s for s in samples if s["t"] >= end - ARGS.settle] or samples[-1:]
+    if not last or "own_top_mib" not in last[0]:
+        return {}
+    got = [sum((s["idle_hot_on_node0"] * footprint[0] if i == 0 else s["top_mib"][i - 1])
+               + s["own_top_mib"][g.name] for s in last) / len(last) for i, g in enumerate(guests)]
+    demands = [fp + own[g.name] for g, fp in zip(guests, footprint)]
+    fair = fair_shares(sum(got), demands)
+    errors = [abs(x - f) / f if f else 0.0 for x, f in zip(got, fair)]
+    final = samples[-1]["both"]
+    print("  own hot memory (MiB): " + ", ".join(
+        f"{g.name} {own[g.name]:.0f} ({samples[-1]['own_top_mib'][g.name]:.0f} on node0 at the end)"
+        for g in guests) + f"; QEMU's own {qemu_own:.0f} on node0; DRAM can hold "
+          f"{attainable:.1%} of the apps' hot sets beside it, held {final:.1%} ({final / attainable if attainable else 0:.1%} "
+          f"of that); fairness error over the three VMs {sum(errors) / len(errors):.1%} "
+          f"(got {', '.join(f'{x:.0f}' for x in got)} MiB of fair {', '.join(f'{x:.0f}' for x in fair)})",
+          flush=True)
+    return {"own_hot_mib": own, "own_in_use_mib": {g.name: own_mib(g) for g in guests},
+            "own_hot_rate": guests[0].own_hot_rate, "qemu_own_node0_mib": qemu_own,
+            "attainable": round(attainable, 4),
+            "of_attainable": round(final / attainable, 4) if attainable else None,
+            "fairness_error_all": round(sum(errors) / len(errors), 4),
+            "got_all_mib": [round(x, 1) for x in got], "fair_all_mib": [round(x, 1) for x in fair]}
+
+
 def run_path(case, name, i):
     return os.path.join(RUNS_DIR, f"{case}.{name}.{i}.json")
 
@@ -1017,8 +1179,15 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
     needed_4k_mib = must_move_mib(off_mib, sum(f * d for f, d in zip(start, demands)),
                                   len(guests[0].hvas("hot")) * 4096 / 2**20, dram_mib, free_mib)
     node0_start = node0_mib(guests)
+    qemu_own = qemu_own_node0_mib(guests)
     t_setup = time.monotonic()
     r = run_policy(name, guests, apps, demands, start)
+    r.update(own_figures(guests, r["samples"], footprint, dram_mib,
+                         sum(sum(v.values()) for v in qemu_own.values())))
+    r["qemu_own_node0"] = {"start": qemu_own, "end": qemu_own_node0_mib(guests)}
+    print("  QEMU's own memory on node0, anon/file MiB, start -> end: " + ", ".join(
+        f"{k} {v['anon']:.0f}/{v['file']:.0f} -> {r['qemu_own_node0']['end'][k]['anon']:.0f}/"
+        f"{r['qemu_own_node0']['end'][k]['file']:.0f}" for k, v in qemu_own.items()), flush=True)
     t2 = time.monotonic()
     # A run whose samples end before MIN_MEASURE_S says nothing of where
     # the policy gets to: seen, the first sample of a boot's first vtierd
