@@ -250,3 +250,23 @@ vt_access_target_set_tiering (VtAccessTarget *t, const VtDamosTiering *spec, GEr
   }
   return vt_damon_set_tiering (t->access->damon, t->key, spec, error);
 }
+
+void
+vt_access_set_beside_func (VtAccess *a, VtDamonSnapshotFunc func, gpointer user_data)
+{
+  if (a->damon)
+    vt_damon_set_beside_func (a->damon, func, user_data);
+}
+
+gboolean
+vt_access_target_set_beside (VtAccessTarget *t, const VtAddrRange *ranges, guint n,
+                             GError **error)
+{
+  if (t->sampler) {
+    g_set_error (error, VT_ERROR, VT_ERROR_UNSUPPORTED,
+                 "QEMU's own memory is watched with kernel DAMON only; this VM's heat comes "
+                 "from %s", t->source);
+    return FALSE;
+  }
+  return vt_damon_set_beside (t->access->damon, t->key, ranges, n, error);
+}

@@ -64,4 +64,11 @@ const char *vt_access_target_tiering_unsupported (VtAccessTarget *target);
 gboolean vt_access_target_set_tiering (VtAccessTarget *target, const VtDamosTiering *spec,
                                        GError **error);
 
+/* Memory of its process beside its RAM (QEMU's own), watched with it
+ * (vt_damon_set_beside); its regions come to the beside func.
+ * VT_ERROR_UNSUPPORTED for a target of the own samplers. */
+gboolean vt_access_target_set_beside (VtAccessTarget *target, const VtAddrRange *ranges,
+                                      guint n, GError **error);
+void vt_access_set_beside_func (VtAccess *access, VtDamonSnapshotFunc func, gpointer user_data);
+
 G_END_DECLS

@@ -38,6 +38,8 @@
 /* Longer than any VM lives: vaddr widens the target's regions to the whole
  * process at each update interval, and we want them to stay on guest RAM.
  * Linux 6.12 accepts it (tests/data/damon/notes.txt). */
+/* DAMON regions a range beside a target's RAM may split into */
+#define BESIDE_REGIONS_PER_RANGE 4
 #define NO_UPDATE_US G_GUINT64_CONSTANT (1000000000000)
 #define TRACE_BUFFER_KB 4096
 /* A damon_aggregated line is ~130 bytes; anything much longer is garbage. */
@@ -71,6 +73,7 @@ typedef struct {
   gpointer key;          /* NULL: parked (see park_target) */
   VtProcess process;     /* the QEMU process, pid and start time */
   GArray *ranges;        /* VtAddrRange, sorted: its guest RAM */
+  GArray *beside;        /* VtAddrRange, sorted: QEMU's own memory (vt_damon_set_beside) */
   guint64 sample_us, aggr_us;      /* the intervals it asks for */
   guint min_nr_regions, max_nr_regions;
   guint64 since;         /* the commit that gave it its index */
@@ -107,6 +110,8 @@ struct _VtDamon {
   char *state_file;
   VtDamonSnapshotFunc func;
   gpointer user_data;
+  VtDamonSnapshotFunc beside_func; /* NULL: none */
+  gpointer beside_data;
 
   /* 0 until vt_damon_new() owns the slots. */
   guint n_slots;
@@ -578,6 +583,7 @@ target_free (gpointer data)
 {
   Target *t = data;
   g_array_unref (t->ranges);
+  g_array_unref (t->beside);
   vt_damos_tiering_free (t->tiering);
   g_free (t);
 }
@@ -628,6 +634,7 @@ park_target (Target *t)
   g_clear_pointer (&t->tiering, vt_damos_tiering_free);
   g_array_set_size (t->ranges, 0);
   g_array_append_val (t->ranges, park);
+  g_array_set_size (t->beside, 0);
 }
 
 static int
@@ -635,6 +642,18 @@ compare_ranges (const void *a, const void *b)
 {
   const VtAddrRange *x = a, *y = b;
   return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The target's regions as DAMON takes them: its RAM's (or their tiles)
+ * and its beside memory's, in address order (they do not overlap). */
+static GArray *
+with_beside (const GArray *ram, const GArray *beside)
+{
+  GArray *all = g_array_sized_new (FALSE, FALSE, sizeof (VtAddrRange), ram->len + beside->len);
+  g_array_append_vals (all, ram->data, ram->len);
+  g_array_append_vals (all, beside->data, beside->len);
+  g_array_sort (all, compare_ranges);
+  return all;
 }
 
 static void
@@ -668,8 +687,9 @@ slot_wanted (const DamonSlot *slot, guint64 *sample_us, guint64 *aggr_us, guint 
     }
     if (aggr == 0 || t->aggr_us < aggr)
       aggr = t->aggr_us, sample = t->sample_us;
-    min += t->min_nr_regions;
-    max += t->max_nr_regions;
+    /* a region per range of its beside memory to start, room to split it */
+    min += t->min_nr_regions + t->beside->len;
+    max += t->max_nr_regions + BESIDE_REGIONS_PER_RANGE * t->beside->len;
   }
   *sample_us = sample, *aggr_us = aggr;
   /* DAMON wants at least 3, and max >= min. Callers that want the
@@ -717,7 +737,7 @@ slot_files (const VtDamon *damon, DamonSlot *slot, gboolean whole)
                                  ? vt_regions_tile ((const VtAddrRange *) t->ranges->data,
                                                     t->ranges->len, t->min_nr_regions)
                                  : NULL;
-    const GArray *ranges = tiles && tiles->len ? tiles : t->ranges;
+    g_autoptr (GArray) ranges = with_beside (tiles && tiles->len ? tiles : t->ranges, t->beside);
     add_u64 (files, g_strdup_printf (CTX "targets/%u/regions/nr_regions", i), ranges->len);
     for (guint r = 0; r < ranges->len; r++) {
       const VtAddrRange *range = &g_array_index (ranges, VtAddrRange, r);
@@ -1071,6 +1091,7 @@ vt_damon_add_target (VtDamon *damon, gpointer target_key, GPid pid, const VtAddr
   g_array_append_vals (t->ranges, ranges, n_ranges);
   /* DAMON refuses unsorted initial regions. */
   g_array_sort (t->ranges, compare_ranges);
+  t->beside = g_array_new (FALSE, FALSE, sizeof (VtAddrRange));
   t->sample_us = attrs->sample_us;
   t->aggr_us = attrs->aggr_us;
   t->min_nr_regions = attrs->min_nr_regions;
@@ -1146,6 +1167,7 @@ move_target (VtDamon *damon, guint from, Target *t, guint to)
   Target *m = g_new0 (Target, 1);
   *m = *t;
   m->ranges = g_array_copy (t->ranges);
+  m->beside = g_array_copy (t->beside);
   m->tiering = NULL; /* VMs the kernel tiers do not move */
   m->since = 0;
   g_autoptr (GError) error = NULL;
@@ -1404,10 +1426,28 @@ deliver_snapshot (VtDamon *damon, GPid tid, guint target_id, GArray *regions)
   if (!slot || target_id >= slot->targets->len)
     return;
   Target *t = slot->targets->pdata[target_id];
-  if (!target_is_live (t) || slot->committed < t->since || !regions_within (regions, t->ranges))
+  if (!target_is_live (t) || slot->committed < t->since)
     return;
-  damon->func (t->key, (const VtRegion *) regions->data, regions->len, slot->sample_us,
-               slot->aggr_us, damon->user_data);
+  /* Its beside memory's regions apart: they lie outside its RAM (the
+   * caller keeps a page between them, so DAMON never merges the two). */
+  g_autoptr (GArray) ram = g_array_sized_new (FALSE, FALSE, sizeof (VtRegion), regions->len);
+  g_autoptr (GArray) beside = g_array_new (FALSE, FALSE, sizeof (VtRegion));
+  for (guint i = 0; i < regions->len; i++) {
+    const VtRegion *r = &g_array_index (regions, VtRegion, i);
+    gboolean own = FALSE;
+    for (guint b = 0; b < t->beside->len && !own; b++) {
+      const VtAddrRange *range = &g_array_index (t->beside, VtAddrRange, b);
+      own = r->start >= range->start && r->end <= range->end;
+    }
+    g_array_append_vals (own ? beside : ram, r, 1);
+  }
+  if (!regions_within (ram, t->ranges))
+    return;
+  damon->func (t->key, (const VtRegion *) ram->data, ram->len, slot->sample_us, slot->aggr_us,
+               damon->user_data);
+  if (beside->len && damon->beside_func)
+    damon->beside_func (t->key, (const VtRegion *) beside->data, beside->len, slot->sample_us,
+                        slot->aggr_us, damon->beside_data);
 }
 
 /* A kdamond prints a snapshot as nr_regions lines in address order; the
@@ -1531,6 +1571,64 @@ vt_damon_tiering_unsupported (VtDamon *damon)
   return damon->damos_unsupported;
 }
 
+/* The target of `target_key`, or NULL with VT_ERROR_NOT_FOUND. */
+static Target *
+known_target (VtDamon *damon, gpointer target_key, guint *index, GError **error)
+{
+  Target *t = target_of_key (damon, target_key, index);
+  if (!t)
+    g_set_error (error, VT_ERROR, VT_ERROR_NOT_FOUND, "DAMON does not monitor target %p",
+                 target_key);
+  return t;
+}
+
+void
+vt_damon_set_beside_func (VtDamon *damon, VtDamonSnapshotFunc func, gpointer user_data)
+{
+  g_return_if_fail (damon != NULL);
+  damon->beside_func = func;
+  damon->beside_data = user_data;
+}
+
+gboolean
+vt_damon_set_beside (VtDamon *damon, gpointer target_key, const VtAddrRange *ranges, guint n,
+                     GError **error)
+{
+  g_return_val_if_fail (damon != NULL, FALSE);
+  g_return_val_if_fail (ranges != NULL || n == 0, FALSE);
+  guint index;
+  Target *t = known_target (damon, target_key, &index, error);
+  if (!t)
+    return FALSE;
+  g_autoptr (GArray) sorted = g_array_sized_new (FALSE, FALSE, sizeof (VtAddrRange), n);
+  g_array_append_vals (sorted, ranges, n);
+  g_array_sort (sorted, compare_ranges);
+  for (guint i = 0; i < n; i++) {
+    const VtAddrRange *b = &g_array_index (sorted, VtAddrRange, i);
+    gboolean bad = b->end <= b->start || (i > 0 && g_array_index (sorted, VtAddrRange, i - 1).end > b->start);
+    for (guint r = 0; r < t->ranges->len && !bad; r++) {
+      const VtAddrRange *ram = &g_array_index (t->ranges, VtAddrRange, r);
+      bad = b->start <= ram->end && ram->start <= b->end; /* overlaps, or touches */
+    }
+    if (bad) {
+      g_set_error (error, VT_ERROR, VT_ERROR_INVALID,
+                   "DAMON target %p: range [0x%" G_GINT64_MODIFIER "x, 0x%" G_GINT64_MODIFIER
+                   "x) beside its RAM is empty, overlaps another or touches its RAM",
+                   target_key, b->start, b->end);
+      return FALSE;
+    }
+  }
+  if (sorted->len == t->beside->len &&
+      memcmp (sorted->data, t->beside->data, n * sizeof (VtAddrRange)) == 0)
+    return TRUE;
+  g_array_unref (t->beside);
+  t->beside = g_steal_pointer (&sorted);
+  /* A stopped slot writes them when it starts. */
+  if (damon->slots[index].running)
+    request_commit (damon, index, NULL);
+  return TRUE;
+}
+
 gboolean
 vt_damon_set_tiering (VtDamon *damon, gpointer target_key, const VtDamosTiering *spec,
                       GError **error)
@@ -1542,12 +1640,9 @@ vt_damon_set_tiering (VtDamon *damon, gpointer target_key, const VtDamosTiering 
     return FALSE;
   }
   guint index;
-  Target *t = target_of_key (damon, target_key, &index);
-  if (!t) {
-    g_set_error (error, VT_ERROR, VT_ERROR_NOT_FOUND, "DAMON does not monitor target %p",
-                 target_key);
+  Target *t = known_target (damon, target_key, &index, error);
+  if (!t)
     return FALSE;
-  }
   if (vt_damos_tiering_equal (t->tiering, spec))
     return TRUE;
   vt_damos_tiering_free (t->tiering);

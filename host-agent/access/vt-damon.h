@@ -77,6 +77,18 @@ void vt_damon_regroup (VtDamon *damon, gint64 now_us);
 /* The kdamond's thread id (for CPU accounting), or 0. */
 GPid vt_damon_get_kdamond_pid (VtDamon *damon, gpointer target_key);
 
+/* Memory of the target's process beside its RAM (QEMU's own: its heap,
+ * stacks, device state), monitored as part of the same DAMON target (no
+ * kdamond or target more; a region per range to start, room for
+ * BESIDE_REGIONS_PER_RANGE each), from the next commit on. The ranges
+ * must neither overlap nor touch its RAM's (a page between keeps DAMON
+ * from merging a region of one with one of the other): VT_ERROR_INVALID
+ * names one that does. Its regions come to the beside func, apart from
+ * the RAM's snapshot; none: none. */
+gboolean vt_damon_set_beside (VtDamon *damon, gpointer target_key, const VtAddrRange *ranges,
+                              guint n, GError **error);
+void vt_damon_set_beside_func (VtDamon *damon, VtDamonSnapshotFunc func, gpointer user_data);
+
 /* Why the kernel's DAMOS cannot move a VM's memory here (the files its
  * sysfs lacks), or NULL when it can (vt-damos-tiering.h). */
 const char *vt_damon_tiering_unsupported (VtDamon *damon);

@@ -75,6 +75,7 @@ vt_config_new_defaults (void)
   c->cold_max_pct = 5;
   c->exchange_gap_pct = 150;
   c->cooldown_s = 30;
+  c->qemu_memory_interval_s = 0; /* off: see vtierd.conf(5) */
   c->residency_refresh_rounds = 1;
   c->policy_file = g_strdup ("/var/lib/vtier/policies.conf");
   c->vm_policies = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
@@ -178,6 +179,7 @@ static const Option options[] = {
   OPT ("tiering", "cold-threshold", OPT_UINT, cold_max_pct, 0, 100),
   OPT ("tiering", "exchange-gap", OPT_UINT, exchange_gap_pct, 0, 10000),
   OPT ("tiering", "cooldown", OPT_UINT, cooldown_s, 0, 86400),
+  OPT_NEW ("tiering", "qemu-memory-interval", OPT_UINT, qemu_memory_interval_s, 0, 3600),
   OPT ("tiering", "residency-refresh-rounds", OPT_UINT, residency_refresh_rounds, 1, 1000),
   OPT_RESTART ("tiering", "policy-file", OPT_STRING, policy_file, 0, 0),
   OPT ("metrics", "listen", OPT_STRING, metrics_listen, 0, 0),

@@ -61,6 +61,7 @@ typedef struct {
   guint cold_max_pct;
   guint exchange_gap_pct;
   guint cooldown_s;
+  guint qemu_memory_interval_s; /* QEMU's own memory swept this often; 0 = off (default) */
   guint residency_refresh_rounds;
   char *policy_file; /* where live policy changes persist */
   /* [metrics] */

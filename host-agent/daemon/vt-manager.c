@@ -88,6 +88,15 @@ on_snapshot (gpointer key, const VtRegion *regions, guint n, guint64 sample_us, 
   vt_vm_load_snapshot (VT_VM (key), regions, n, sample_us, aggr_us);
 }
 
+/* Its QEMU's own memory's regions, from the same aggregation. */
+static void
+on_beside (gpointer key, const VtRegion *regions, guint n, guint64 sample_us, guint64 aggr_us,
+           gpointer data)
+{
+  (void) data;
+  vt_vm_load_beside (VT_VM (key), regions, n, sample_us, aggr_us);
+}
+
 /* ---- what the registry tells its bus layer ---- */
 
 static void
@@ -137,6 +146,16 @@ on_planned (gpointer data)
     const GArray *node_bytes = vt_tiering_node_bytes (m->tiering, vms->pdata[i], &when);
     if (node_bytes)
       vt_vm_set_measured_node_bytes (vms->pdata[i], node_bytes, when);
+    /* Its QEMU's own memory follows the tiers the engine moves it between;
+     * not for a VM the engine leaves alone (mode off, a strict cpuset). */
+    gboolean moves = st && st->status != VT_TIERING_STATUS_OFF &&
+                     st->status != VT_TIERING_STATUS_PINNED;
+    guint64 room = st && st->top_node_free > st->top_keep_free
+                     ? st->top_node_free - st->top_keep_free : 0;
+    if (st)
+      vt_vm_tier_qemu_memory (vms->pdata[i], moves ? st->top_node : -1,
+                              moves ? st->slow_node : -1, room / MAX (vms->len, 1),
+                              m->config->qemu_memory_interval_s);
   }
   vt_kernel_engine_apply (m->kernel, vms, m->tiering, m->config);
 }
@@ -482,6 +501,7 @@ vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir)
   m->kernel = vt_kernel_engine_new ();
   m->access = vt_access_new (sysfs_root, state_dir, config->source, config->damon_slots,
                              on_snapshot, m);
+  vt_access_set_beside_func (m->access, on_beside, m);
   log_sources (m->access);
   m->policies = vt_policies_new (config->vm_policies, config->policy_file);
   if (g_mkdir_with_parents (VT_GUEST_CHANNEL_DIR, 0755) < 0)

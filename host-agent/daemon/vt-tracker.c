@@ -537,6 +537,12 @@ vt_tracker_set_tiering (VtTracker *t, const VtDamosTiering *spec, GError **error
   return vt_access_target_set_tiering (t->target, spec, error);
 }
 
+gboolean
+vt_tracker_watch_beside (VtTracker *t, const VtAddrRange *ranges, guint n, GError **error)
+{
+  return vt_access_target_set_beside (t->target, ranges, n, error);
+}
+
 const char *
 vt_tracker_reason (VtTracker *t)
 {

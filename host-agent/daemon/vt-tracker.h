@@ -81,6 +81,9 @@ GPid vt_tracker_kdamond (VtTracker *tracker);
 /* The kernel engine on its access target (vt-access.h). */
 const char *vt_tracker_tiering_unsupported (VtTracker *tracker);
 gboolean vt_tracker_set_tiering (VtTracker *tracker, const VtDamosTiering *spec, GError **error);
+/* Its QEMU's own memory, watched with its RAM (vt_access_target_set_beside). */
+gboolean vt_tracker_watch_beside (VtTracker *tracker, const VtAddrRange *ranges, guint n,
+                                  GError **error);
 
 /* Oldest first. */
 const VtHeatRow *vt_tracker_history (VtTracker *tracker, guint *n);

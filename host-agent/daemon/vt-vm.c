@@ -2,6 +2,7 @@
 
 #include "access/vt-dirty-pages.h"
 #include "access/vt-dirty-rate.h"
+#include "access/vt-qemu-pages.h"
 #include "common/vt-cpu-parts.h"
 #include "common/vt-error.h"
 #include "common/vt-names.h"
@@ -46,6 +47,9 @@ struct _VtVm {
   gint64 backend_retry_us;
   guint backend_refusals;
   VtUmemWatch *umems; /* its af-xdp packet buffers, on a QEMU with the series */
+  /* its QEMU's own memory between tiers, or NULL and why not */
+  VtQemuMemory *qemu_memory;
+  char *qemu_memory_why;
   guint residency_timer, retry_timer;
   /* its bytes per node as the tiering engine last measured them, and when */
   GArray *measured_node_bytes;
@@ -97,6 +101,8 @@ tear_down_tracking (VtVm *vm)
   g_clear_pointer (&vm->dirty, vt_dirty_rate_poller_free);
   g_clear_pointer (&vm->dirty_pages, vt_dirty_pages_watch_free);
   g_clear_pointer (&vm->umems, vt_umem_watch_free);
+  g_clear_pointer (&vm->qemu_memory, vt_qemu_memory_free);
+  g_clear_pointer (&vm->qemu_memory_why, g_free);
   g_clear_pointer (&vm->regions_written, g_array_unref);
   vm->backend_interleaved = FALSE;
   g_clear_pointer (&vm->backend_refused, g_free);
@@ -247,6 +253,46 @@ check_process (VtVm *vm, GError **error)
   return TRUE;
 }
 
+static gint
+compare_ranges (gconstpointer a, gconstpointer b)
+{
+  const VtAddrRange *x = a, *y = b;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Its QEMU's own memory, watched by its kdamond beside its RAM
+ * (vt-qemu-memory.h). Where it cannot be (its heat does not come from
+ * DAMON; [tiering] qemu-memory-interval is 0) it stays where it is, said
+ * in ListVMs (qemu_error): the VM is tracked all the same. */
+static void
+watch_qemu_memory (VtVm *vm)
+{
+  if (vm->config->qemu_memory_interval_s == 0 || !vm->config->tiering) {
+    vm->qemu_memory_why = g_strdup ("[tiering] qemu-memory-interval is 0, or tiering is off");
+    return;
+  }
+  g_autoptr (GArray) ram = g_array_new (FALSE, FALSE, sizeof (VtAddrRange));
+  for (guint i = 0; i < vm->map->blocks->len; i++) {
+    const VtRamBlock *b = vm->map->blocks->pdata[i];
+    VtAddrRange r = { b->hva, b->hva + b->size };
+    g_array_append_val (ram, r);
+  }
+  g_array_sort (ram, compare_ranges);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) own = vt_qemu_pages_ranges (vm->pid, (const VtAddrRange *) ram->data,
+                                                 ram->len, &error);
+  if (own && !vt_tracker_watch_beside (vm->tracker, (const VtAddrRange *) own->data, own->len,
+                                       &error))
+    g_clear_pointer (&own, g_array_unref);
+  if (own)
+    vm->qemu_memory = vt_qemu_memory_new (&vm->process, (const VtAddrRange *) own->data,
+                                          own->len, &error);
+  if (!vm->qemu_memory) {
+    vm->qemu_memory_why = g_strdup (error->message);
+    g_message ("VM %s: its QEMU's own memory stays where it is: %s", vm->name, error->message);
+  }
+}
+
 /* Last step: the map from what QEMU said, then tracking. */
 static void
 start_tracking (VtVm *vm)
@@ -289,6 +335,7 @@ start_tracking (VtVm *vm)
   }
   vm->residency_timer = g_timeout_add_seconds (vm->config->residency_interval_s,
                                                on_residency_timer, vm);
+  watch_qemu_memory (vm);
   if (vm->config->dirty_rate_interval_s > 0)
     vm->dirty = vt_dirty_rate_poller_new (vm->qmp, vm->config->dirty_rate_interval_s,
                                           on_dirty_rate, vm);
@@ -719,6 +766,39 @@ vt_vm_regions_written (VtVm *vm, const VtRegion *regions, guint n)
   return (const guint64 *) vm->regions_written->data;
 }
 const char *vt_vm_get_vfio_device (VtVm *vm) { return vm->vfio_device; }
+
+void
+vt_vm_tier_qemu_memory (VtVm *vm, int top_node, int slow_node, guint64 room, guint interval_s)
+{
+  if (vm->qemu_memory)
+    vt_qemu_memory_tick (vm->qemu_memory, top_node, slow_node, room, interval_s);
+}
+
+void
+vt_vm_load_beside (VtVm *vm, const VtRegion *regions, guint n, guint64 sample_us,
+                   guint64 aggr_us)
+{
+  if (vm->qemu_memory)
+    vt_qemu_memory_load (vm->qemu_memory, regions, n, sample_us, aggr_us);
+}
+
+/* Its QEMU's own memory as the last sweep found it (vt-qemu-memory.h). */
+static void
+add_qemu_memory (VtVm *vm, GVariantDict *d)
+{
+  static const VtQemuMemoryStats none = { 0 };
+  const VtQemuMemoryStats *s = vm->qemu_memory ? vt_qemu_memory_stats (vm->qemu_memory) : &none;
+  const char *why = vm->qemu_memory ? vt_qemu_memory_error (vm->qemu_memory) : vm->qemu_memory_why;
+  g_variant_dict_insert (d, "qemu_bytes", "t", s->bytes);
+  g_variant_dict_insert (d, "qemu_top_bytes", "t", s->top_bytes);
+  g_variant_dict_insert (d, "qemu_cold_bytes", "t", s->cold_bytes);
+  g_variant_dict_insert (d, "qemu_demoted_bytes", "t", s->demoted);
+  g_variant_dict_insert (d, "qemu_promoted_bytes", "t", s->promoted);
+  g_variant_dict_insert (d, "qemu_failed_bytes", "t", s->failed);
+  g_variant_dict_insert (d, "qemu_sweeps", "t", s->sweeps);
+  g_variant_dict_insert (d, "qemu_sweep_cpu_us", "t", s->sweep_cpu_us);
+  g_variant_dict_insert (d, "qemu_error", "s", why ? why : "");
+}
 VtTracker *vt_vm_get_tracker (VtVm *vm) { return vm->tracker; }
 
 static GVariant *
@@ -787,5 +867,6 @@ vt_vm_to_variant (VtVm *vm)
                          (guint32) (vm->tracker ? vt_tracker_kdamond (vm->tracker) : 0));
   g_variant_dict_insert (&d, "aggregations", "t",
                          vm->tracker ? vt_tracker_aggregations (vm->tracker) : (guint64) 0);
+  add_qemu_memory (vm, &d);
   return g_variant_dict_end (&d);
 }

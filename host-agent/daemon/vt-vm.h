@@ -9,6 +9,7 @@
 #include "access/vt-access.h"
 #include "common/vt-process.h"
 #include "daemon/vt-config.h"
+#include "daemon/vt-qemu-memory.h"
 #include "daemon/vt-tracker.h"
 #include "discovery/vt-qmp.h"
 #include "ram-map/vt-ram-map.h"
@@ -75,6 +76,16 @@ const guint64 *vt_vm_regions_written (VtVm *vm, const VtRegion *regions, guint n
  * the process for it. In the fit bench, with it off, the main loop's
  * residency part fell from 11.5-15.1 to 3.25-3.5 CPU-s. */
 void vt_vm_set_measured_node_bytes (VtVm *vm, const GArray *node_bytes, gint64 when_us);
+
+/* Its QEMU's own memory outside guest RAM (vt-qemu-memory.h): a sweep
+ * when `interval_s` have passed, moving between the nodes given (-1:
+ * none), bringing up at most half of `room`; nothing before it is tracked, or when its heat does not come
+ * from kernel DAMON (qemu_error says so). */
+void vt_vm_tier_qemu_memory (VtVm *vm, int top_node, int slow_node, guint64 room,
+                             guint interval_s);
+/* Its QEMU's own memory's regions (the beside snapshot of its kdamond). */
+void vt_vm_load_beside (VtVm *vm, const VtRegion *regions, guint n, guint64 sample_us,
+                        guint64 aggr_us);
 
 /* The access source's snapshot for this VM (from the manager's callback). */
 void vt_vm_load_snapshot (VtVm *vm, const VtRegion *regions, guint n, guint64 sample_us,

@@ -2418,6 +2418,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     const VtNodeInfo *top_info = v->top_node >= 0 ? vt_host_tiers_node (tiers, v->top_node) : NULL;
     v->st->top_node_total = top_info ? top_info->total : 0;
     v->st->top_keep_free = keep_free;
+    v->st->top_node_free = top_info ? top_info->free : 0;
     v->st->rounds++;
     v->st->hot_slow_young = v->up.young;
     v->st->hot_slow_cooling = v->up.cooling;

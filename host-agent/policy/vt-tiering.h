@@ -197,6 +197,7 @@ typedef struct {
    * what stays free of it: what a kernel engine's goals are made of. */
   int top_node, slow_node;
   guint64 top_node_total, top_keep_free;
+  guint64 top_node_free; /* its free memory, as the round read it */
   /* Rounds that planned for it: a client that changed its policy knows
    * from the next one on that its target and status follow the change. */
   guint64 rounds;

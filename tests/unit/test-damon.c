@@ -1737,6 +1737,67 @@ test_kernel_engine_schemes (void)
   damon_free_on_fake_host (damon);
 }
 
+/* QEMU's own memory beside a VM's RAM: committed to its running kdamond
+ * with the RAM's regions (one region a range, in address order), with
+ * room in the bounds; its regions come to the beside func, apart from the
+ * RAM's snapshot. A range that touches the RAM is refused by name. */
+static void
+test_beside_ranges (void)
+{
+  g_autoptr (FakeHost) host = fake_host_new ();
+  g_autoptr (GPtrArray) snapshots = snapshots_new ();
+  g_autoptr (GPtrArray) beside = snapshots_new ();
+  g_autoptr (GError) error = NULL;
+  int vm;
+  const VtAddrRange ram[] = { { 0x10000, 0x30000 } };
+  const VtAddrRange own[] = { { 0x40000, 0x48000 }, { 0x2000, 0x4000 } };
+  const VtAddrRange touching[] = { { 0x30000, 0x38000 } };
+  fake_host_add_slot_dirs (host, 1);
+  VtDamon *damon = damon_new_on (host, 1, snapshots);
+  vt_damon_set_beside_func (damon, record_snapshot, beside);
+  g_assert_false (vt_damon_set_beside (damon, &vm, own, 2, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+  add_target (damon, &vm, 1000, ram, 1);
+  put_slot_file (host, 0, "pid", "244");
+  g_assert_false (vt_damon_set_beside (damon, &vm, touching, 1, &error));
+  g_assert_error (error, VT_ERROR, VT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "touches its RAM"));
+  g_clear_error (&error);
+
+  g_assert_true (vt_damon_set_beside (damon, &vm, own, 2, &error));
+  g_assert_no_error (error);
+  g_autofree char *slot_dir = g_build_filename (host->root, KDAMONDS "/0", NULL);
+  wait_for_file (slot_dir, "state", "commit");
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  assert_slot_file (host, 0, TARGET "regions/nr_regions", "3");
+  assert_slot_file (host, 0, TARGET "regions/0/start", "8192");
+  assert_slot_file (host, 0, TARGET "regions/1/start", "65536");
+  assert_slot_file (host, 0, TARGET "regions/2/end", "294912");
+  assert_slot_file (host, 0, CTX "monitoring_attrs/nr_regions/min", "7");
+  assert_slot_file (host, 0, CTX "monitoring_attrs/nr_regions/max", "58");
+  /* The same ranges again: nothing to commit. */
+  g_assert_true (vt_damon_set_beside (damon, &vm, own, 2, &error));
+
+  feed_line (damon, 244, 4, 0x2000, 0x4000, 0);
+  feed_line (damon, 244, 4, 0x10000, 0x20000, 7);
+  feed_line (damon, 244, 4, 0x20000, 0x30000, 3);
+  feed_line (damon, 244, 4, 0x40000, 0x48000, 1);
+  g_assert_cmpuint (count_key (snapshots, &vm), ==, 1);
+  g_assert_cmpuint (count_key (beside, &vm), ==, 1);
+  g_assert_cmpuint (((Snapshot *) snapshots->pdata[0])->regions->len, ==, 2);
+  assert_region (snapshot_region (snapshots, 0, 0), 0x10000, 0x20000, 7, 3);
+  assert_region (snapshot_region (beside, 0, 0), 0x2000, 0x4000, 0, 3);
+  assert_region (snapshot_region (beside, 0, 1), 0x40000, 0x48000, 1, 3);
+  /* A region across RAM and beyond it: not this VM's snapshot. */
+  feed_line (damon, 244, 2, 0x10000, 0x20000, 7);
+  feed_line (damon, 244, 2, 0x20000, 0x38000, 7);
+  g_assert_cmpuint (count_key (snapshots, &vm), ==, 1);
+  damon_free_on_fake_host (damon);
+}
+
+
 int
 main (int argc, char **argv)
 {
@@ -1765,6 +1826,7 @@ main (int argc, char **argv)
   g_test_add_func ("/damon/no-vaddr-operations", test_no_vaddr_operations);
   g_test_add_func ("/damon/trace-pipe-on-main-loop", test_trace_pipe_on_main_loop);
   g_test_add_func ("/damon/kernel-engine-schemes", test_kernel_engine_schemes);
+  g_test_add_func ("/damon/beside-ranges", test_beside_ranges);
   g_test_add_func ("/damon/kernel-engine-quota-per-aggregation",
                    test_kernel_engine_quota_per_aggregation);
   return g_test_run ();
