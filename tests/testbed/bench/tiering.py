@@ -511,7 +511,8 @@ class WithVtierd:
         slow nodes), the interval scale its heat is read at (hot means
         another rate at each), and what its tracking costs depend on: its
         regions and aggregations so far (their pace: the tuned intervals),
-        and its kdamond (VMs beyond [access] kdamonds share them)."""
+        and its kdamond (VMs beyond [access] kdamonds share them); and what
+        vtierd holds of its QEMU's own memory (a vtierd that has it)."""
         lines = []
         for name in ("idle", "a", "b"):
             vm = self.vms().get(name, {})
@@ -525,7 +526,12 @@ class WithVtierd:
                          f"{vm.get('interval_scale', '?')}x, "
                          f"{vm.get('nr_regions', 0)} regions, "
                          f"{vm.get('aggregations', 0)} aggregations, "
-                         f"kdamond {vm.get('kdamond_pid', 0)}")
+                         f"kdamond {vm.get('kdamond_pid', 0)}"
+                         + (f"; QEMU's own {vm['qemu_bytes'] >> 20} MiB ({vm.get('qemu_top_bytes', 0) >> 20} "
+                            f"on its top node, {vm.get('qemu_cold_bytes', 0) >> 20} cold), down "
+                            f"{vm.get('qemu_demoted_bytes', 0) >> 20}, up {vm.get('qemu_promoted_bytes', 0) >> 20} "
+                            f"MiB, a sweep {vm.get('qemu_sweep_cpu_us', 0) / 1000:.0f} CPU-ms"
+                            if "qemu_bytes" in vm else ""))
         return lines
 
     MOVED = ("promoted", "demoted", "promoted_at_share", "exchanged", "filled")

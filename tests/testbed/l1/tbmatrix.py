@@ -51,7 +51,9 @@ fit must each get at least half their part of DRAM instead. Then more of
 the idle VM's idle
 memory is on node1 than before, no page is corrupt (the guests' checksums),
 and vtierd's belief of each VM's top-tier bytes (`top_bytes`) is within 5% of
-the probe's count of that VM's RAM on node0, at the end. A set-up that did
+the probe's count of that VM's RAM on node0, at the end; each QEMU's own
+memory (outside guest RAM) that was on node0 is less there than before
+vtierd, and vtierd's count of it on node0 is the probe's within 15%. A set-up that did
 not come out as intended is a failed check that says so.
 
 Inside L1: run_case(parse_id(ID)) (tests/testbed/matrix/case.py ID). On the
@@ -412,9 +414,16 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
     figure("baseline_hot_on_node0", baseline)
     idle_cold_before = fraction_on(idle.placement("cold"), 1)
 
+    # QEMU's own memory (outside guest RAM) where it is before vtierd.
+    own_before = {g.name: tbprobe.qemu_own(g.pid, g.ram_ranges()) for g in guests}
+    for name, own in own_before.items():
+        print(f"{name}: QEMU's own memory {own['pages'] * 4096 >> 20} MiB, "
+              f"{own['nodes'].get('0', 0) * 4096 >> 20} MiB of it on node0", flush=True)
+
     # ---- vtierd ------------------------------------------------------------
     movers_before = kernel_movers()
-    extra = ""
+    # QEMU's own memory tiered too (off by default): every case checks it.
+    extra = "[tiering]\nqemu-memory-interval=15\n"
     for setting in settings:
         key, _, value = setting.partition("=")
         section, _, key = key.partition(".")
@@ -602,6 +611,9 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
     result["corrupt_pages"] = corrupt_total
     figure("corrupt_pages", corrupt_total)
 
+    check_qemu_own(guests, own_before, listing, check, result)
+    figure("qemu_own", result["qemu_own"])
+
     # ---- what vtierd did, and what it believes -----------------------------
     vms = listing()
     moved = {}
@@ -650,6 +662,55 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
     for g in guests:
         g.stop()
     testbed.finish()
+
+
+def check_qemu_own(guests, own_before, listing, check, result):
+    """QEMU's own memory: what each QEMU left unused through two of
+    vtierd's intervals (15 s) went to node1, so that its node0 part is less
+    than before vtierd (where 4 MiB or more of it was there); and vtierd's
+    count of it on node0, read at the end of one of its sweeps, is the
+    probe's within 15% (or 4 MiB)."""
+    import testbed
+    out = {}
+    for g in guests:
+        def swept(after):
+            v = listing().get(g.name, {})
+            return v if v.get("qemu_sweeps", 0) > after else None
+        v = swept(-1) or {}
+        # The first sweeps cannot move any (nothing has been unused that long).
+        v = testbed.wait_for(f"a sweep of {g.name}'s QEMU's own memory",
+                             lambda: swept(max(v.get("qemu_sweeps", 0), 3)), 90, 0.5)
+        truth = tbprobe.qemu_own(g.pid, g.ram_ranges())
+        before0 = own_before[g.name]["nodes"].get("0", 0) * 4096
+        after0 = truth["nodes"].get("0", 0) * 4096
+        belief = v.get("qemu_top_bytes", 0)
+        err = abs(belief - after0)
+        out[g.name] = {"before_node0_mib": _mib(before0), "after_node0_mib": _mib(after0),
+                       "belief_node0_mib": _mib(belief), "vtierd_bytes_mib": _mib(v.get("qemu_bytes", 0)),
+                       "probe_bytes_mib": _mib(truth["pages"] * 4096),
+                       "demoted_mib": _mib(v.get("qemu_demoted_bytes", 0)),
+                       "promoted_mib": _mib(v.get("qemu_promoted_bytes", 0)),
+                       "cold_mib": _mib(v.get("qemu_cold_bytes", 0)),
+                       "sweep_cpu_ms": v.get("qemu_sweep_cpu_us", 0) / 1000,
+                       "error": v.get("qemu_error", "")}
+        print(f"{g.name}: QEMU's own memory on node0 {_mib(before0)} -> {_mib(after0)} MiB "
+              f"(the probe; vtierd believes {_mib(belief)} MiB, of {_mib(v.get('qemu_bytes', 0))} "
+              f"it counts, the probe {_mib(truth['pages'] * 4096)}); vtierd moved "
+              f"{out[g.name]['demoted_mib']} MiB down, {out[g.name]['promoted_mib']} up, "
+              f"{out[g.name]['cold_mib']} MiB cold now; a sweep {out[g.name]['sweep_cpu_ms']} CPU-ms"
+              + (f"; error: {v['qemu_error']}" if v.get("qemu_error") else ""), flush=True)
+        if before0 >= 4 << 20:
+            check(not v.get("qemu_error") and v.get("qemu_demoted_bytes", 0) > 0 and after0 < before0,
+                  f"{g.name}: QEMU's own memory unused through two intervals went to node1 (vtierd "
+                  f"moved {out[g.name]['demoted_mib']} MiB; on node0 {_mib(before0)} -> "
+                  f"{_mib(after0)} MiB)")
+        else:  # booted onto node1 (case hot=slow): nothing of it to move
+            print(f"{g.name}: its QEMU's own memory was not on node0 ({_mib(before0)} MiB): "
+                  "nothing to move", flush=True)
+        check(err <= max(4 << 20, 0.15 * after0),
+              f"{g.name}: vtierd's count of its QEMU's own memory on node0 is the probe's within "
+              f"15% or 4 MiB ({_mib(belief)} vs {_mib(after0)} MiB)")
+    result["qemu_own"] = out
 
 
 def _kill_mid_migration(vtierd, victim, others, check):

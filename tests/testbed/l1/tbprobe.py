@@ -248,6 +248,41 @@ def ram_summary(pid, ranges):
             "vma_bytes": vma_bytes, "ram_bytes": pages * PAGE}
 
 
+# What a QEMU maps that is not memory a node holds for it (vtierd leaves
+# these out too): KVM's vCPU pages, device files, the vDSO.
+_KERNEL_OBJECTS = ("anon_inode:", "/dev/", "[vdso]", "[vvar", "[vsyscall]", "[uprobes]")
+_PM_PRESENT, _PM_EXCLUSIVE = 1 << 63, 1 << 56
+
+
+def qemu_own(pid, ranges):
+    """The probe's count of a QEMU's own memory: the pages present and
+    mapped by it alone (pagemap bits 63 and 56) in its private, readable or
+    writable mappings that overlap none of `ranges` (its guest RAM) and are
+    not kernel objects, by host node (a move_pages query): {"pages": n,
+    "nodes": {"0": pages, ...}}. vtierd's own count (qemu_bytes,
+    qemu_top_bytes) is checked against it."""
+    addrs = []
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/pagemap", "rb") as pm:
+        for line in maps:
+            fields = line.split(None, 5)
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            perms, path = fields[1], fields[5].strip() if len(fields) > 5 else ""
+            if perms[3] != "p" or perms[:2] == "--" or path.startswith(_KERNEL_OBJECTS):
+                continue
+            if any(lo < r_hi and r_lo < hi for r_lo, r_hi in ranges):
+                continue
+            pm.seek(lo // PAGE * 8)
+            data = pm.read((hi - lo) // PAGE * 8)
+            for i, (e,) in enumerate(struct.iter_unpack("<Q", data)):
+                if e & _PM_PRESENT and e & _PM_EXCLUSIVE:
+                    addrs.append(lo + i * PAGE)
+    nodes = {}
+    for n in nodes_of(pid, addrs) if addrs else []:
+        if n >= 0:
+            nodes[str(n)] = nodes.get(str(n), 0) + 1
+    return {"pages": len(addrs), "nodes": nodes}
+
+
 _libc = ctypes.CDLL(None, use_errno=True)
 _SYS_move_pages = 279  # x86_64
 
