@@ -637,13 +637,6 @@ park_target (Target *t)
   g_array_set_size (t->beside, 0);
 }
 
-static int
-compare_ranges (const void *a, const void *b)
-{
-  const VtAddrRange *x = a, *y = b;
-  return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /* The target's regions as DAMON takes them: its RAM's (or their tiles)
  * and its beside memory's, in address order (they do not overlap). */
 static GArray *
@@ -652,7 +645,7 @@ with_beside (const GArray *ram, const GArray *beside)
   GArray *all = g_array_sized_new (FALSE, FALSE, sizeof (VtAddrRange), ram->len + beside->len);
   g_array_append_vals (all, ram->data, ram->len);
   g_array_append_vals (all, beside->data, beside->len);
-  g_array_sort (all, compare_ranges);
+  g_array_sort (all, vt_addr_range_compare);
   return all;
 }
 
@@ -1090,7 +1083,7 @@ vt_damon_add_target (VtDamon *damon, gpointer target_key, GPid pid, const VtAddr
   t->ranges = g_array_sized_new (FALSE, FALSE, sizeof (VtAddrRange), n_ranges);
   g_array_append_vals (t->ranges, ranges, n_ranges);
   /* DAMON refuses unsorted initial regions. */
-  g_array_sort (t->ranges, compare_ranges);
+  g_array_sort (t->ranges, vt_addr_range_compare);
   t->beside = g_array_new (FALSE, FALSE, sizeof (VtAddrRange));
   t->sample_us = attrs->sample_us;
   t->aggr_us = attrs->aggr_us;
@@ -1602,7 +1595,7 @@ vt_damon_set_beside (VtDamon *damon, gpointer target_key, const VtAddrRange *ran
     return FALSE;
   g_autoptr (GArray) sorted = g_array_sized_new (FALSE, FALSE, sizeof (VtAddrRange), n);
   g_array_append_vals (sorted, ranges, n);
-  g_array_sort (sorted, compare_ranges);
+  g_array_sort (sorted, vt_addr_range_compare);
   for (guint i = 0; i < n; i++) {
     const VtAddrRange *b = &g_array_index (sorted, VtAddrRange, i);
     gboolean bad = b->end <= b->start || (i > 0 && g_array_index (sorted, VtAddrRange, i - 1).end > b->start);

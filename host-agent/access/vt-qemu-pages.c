@@ -107,13 +107,6 @@ join_ranges (GArray *ranges, const VtAddrRange *ram, guint n, guint max)
   }
 }
 
-static gint
-compare_ranges (gconstpointer a, gconstpointer b)
-{
-  const VtAddrRange *x = a, *y = b;
-  return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /* Its own mappings outside `ram` (and a page around it), sorted, not joined. */
 static GArray *
 own_mappings (GPid pid, const VtAddrRange *ram, guint n, GError **error)
@@ -129,7 +122,7 @@ own_mappings (GPid pid, const VtAddrRange *ram, guint n, GError **error)
     if (own_mapping (lines[l], &start, &end))
       add_outside (out, start, end, ram, n, page);
   }
-  g_array_sort (out, compare_ranges);
+  g_array_sort (out, vt_addr_range_compare);
   return out;
 }
 

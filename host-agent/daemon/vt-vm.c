@@ -253,13 +253,6 @@ check_process (VtVm *vm, GError **error)
   return TRUE;
 }
 
-static gint
-compare_ranges (gconstpointer a, gconstpointer b)
-{
-  const VtAddrRange *x = a, *y = b;
-  return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /* Its QEMU's own memory, watched by its kdamond beside its RAM
  * (vt-qemu-memory.h). Where it cannot be (its heat does not come from
  * DAMON; [tiering] qemu-memory-interval is 0) it stays where it is, said
@@ -277,7 +270,7 @@ watch_qemu_memory (VtVm *vm)
     VtAddrRange r = { b->hva, b->hva + b->size };
     g_array_append_val (ram, r);
   }
-  g_array_sort (ram, compare_ranges);
+  g_array_sort (ram, vt_addr_range_compare);
   g_autoptr (GError) error = NULL;
   g_autoptr (GArray) own = vt_qemu_pages_ranges (vm->pid, (const VtAddrRange *) ram->data,
                                                  ram->len, &error);

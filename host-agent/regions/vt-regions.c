@@ -186,6 +186,13 @@ vt_regions_tile (const VtAddrRange *ranges, guint n_ranges, guint min_nr)
   return tiles;
 }
 
+gint
+vt_addr_range_compare (gconstpointer a, gconstpointer b)
+{
+  const VtAddrRange *x = a, *y = b;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
 guint
 vt_regions_min_for_size (guint64 total_bytes, guint min_nr, guint max_nr, guint64 max_region_bytes)
 {

@@ -20,6 +20,9 @@ typedef struct {
   guint64 start, end; /* [start, end), page aligned */
 } VtAddrRange;
 
+/* For g_array_sort: ranges by start. */
+gint vt_addr_range_compare (gconstpointer a, gconstpointer b);
+
 typedef struct {
   guint64 start, end;    /* [start, end), page aligned, within one range */
   guint64 sampling_addr; /* the page checked this sampling interval */
