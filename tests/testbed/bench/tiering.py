@@ -512,7 +512,7 @@ class WithVtierd:
         another rate at each), and what its tracking costs depend on: its
         regions and aggregations so far (their pace: the tuned intervals),
         and its kdamond (VMs beyond [access] kdamonds share them); and what
-        vtierd holds of its QEMU's own memory (a vtierd that has it)."""
+        vtierd holds of its QEMU's own memory (where it tiers that)."""
         lines = []
         for name in ("idle", "a", "b"):
             vm = self.vms().get(name, {})
@@ -531,7 +531,7 @@ class WithVtierd:
                             f"on its top node, {vm.get('qemu_cold_bytes', 0) >> 20} cold), down "
                             f"{vm.get('qemu_demoted_bytes', 0) >> 20}, up {vm.get('qemu_promoted_bytes', 0) >> 20} "
                             f"MiB, a sweep {vm.get('qemu_sweep_cpu_us', 0) / 1000:.0f} CPU-ms"
-                            if "qemu_bytes" in vm else ""))
+                            if vm.get("qemu_sweeps") else ""))
         return lines
 
     MOVED = ("promoted", "demoted", "promoted_at_share", "exchanged", "filled")
@@ -1078,17 +1078,23 @@ def void_if_unseen(apps, when):
         raise RuntimeError(f"void {when}: the host sees no accesses of {', '.join(unseen)}")
 
 
-def own_figures(guests, samples, footprint, dram_mib, qemu_own):
+def own_figures(guests, samples, footprint, dram_mib, qemu_own, floor_mib=0.0):
     """What the guests' own hot memory (find_own_in_use) makes of a run:
     what of the apps' hot sets DRAM can hold beside it (attainable: the
     DRAM the guests have, less QEMU's own memory on node0, the idle VM's
     hot set and every guest's own hot memory, over the apps' hot
     sets at the host's page size), the residency over that, and the
     fairness error over all three VMs, each one's demand its hot set and
-    its own hot memory, over the run's last --settle seconds."""
+    its own hot memory, over the run's last --settle seconds. And what of
+    them DRAM can hold less `floor_mib` too (attainable_by_moves): the
+    free memory the kernel gives no migration target (node0's min
+    watermark, which THP raises to 22 MiB here, and the DMA zone's
+    protected free pages; move_pages was refused at 33-43 MiB free)."""
     own = {g.name: own_mib(g, g.own_hot_rate) for g in guests}
-    attainable = min(1.0, max(0.0, dram_mib - qemu_own - footprint[0] - sum(own.values()))
-                     / max(1.0, sum(footprint[1:])))
+    def holds(dram):
+        return min(1.0, max(0.0, dram - qemu_own - footprint[0] - sum(own.values()))
+                   / max(1.0, sum(footprint[1:])))
+    attainable, by_moves = holds(dram_mib), holds(dram_mib - floor_mib)
     end = samples[-1]["t"] if samples else 0
     last = [s for s in samples if s["t"] >= end - ARGS.settle] or samples[-1:]
     if not last or "own_top_mib" not in last[0]:
@@ -1102,13 +1108,15 @@ def own_figures(guests, samples, footprint, dram_mib, qemu_own):
     print("  own hot memory (MiB): " + ", ".join(
         f"{g.name} {own[g.name]:.0f} ({samples[-1]['own_top_mib'][g.name]:.0f} on node0 at the end)"
         for g in guests) + f"; QEMU's own {qemu_own:.0f} on node0; DRAM can hold "
-          f"{attainable:.1%} of the apps' hot sets beside it, held {final:.1%} ({final / attainable if attainable else 0:.1%} "
+          f"{attainable:.1%} of the apps' hot sets beside it ({by_moves:.1%} above the kernel's "
+          f"floor of {floor_mib:.0f} MiB), held {final:.1%} ({final / attainable if attainable else 0:.1%} "
           f"of that); fairness error over the three VMs {sum(errors) / len(errors):.1%} "
           f"(got {', '.join(f'{x:.0f}' for x in got)} MiB of fair {', '.join(f'{x:.0f}' for x in fair)})",
           flush=True)
     return {"own_hot_mib": own, "own_in_use_mib": {g.name: own_mib(g) for g in guests},
             "own_hot_rate": guests[0].own_hot_rate, "qemu_own_node0_mib": qemu_own,
             "attainable": round(attainable, 4),
+            "attainable_by_moves": round(by_moves, 4), "kernel_floor_mib": round(floor_mib, 1),
             "of_attainable": round(final / attainable, 4) if attainable else None,
             "fairness_error_all": round(sum(errors) / len(errors), 4),
             "got_all_mib": [round(x, 1) for x in got], "fair_all_mib": [round(x, 1) for x in fair]}
@@ -1188,8 +1196,9 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
     qemu_own = qemu_own_node0_mib(guests)
     t_setup = time.monotonic()
     r = run_policy(name, guests, apps, demands, start)
+    floor_mib = testbed.watermark_mib(0, "min") + testbed.protected_free_mib(0)
     r.update(own_figures(guests, r["samples"], footprint, dram_mib,
-                         sum(sum(v.values()) for v in qemu_own.values())))
+                         sum(sum(v.values()) for v in qemu_own.values()), floor_mib))
     r["qemu_own_node0"] = {"start": qemu_own, "end": qemu_own_node0_mib(guests)}
     print("  QEMU's own memory on node0, anon/file MiB, start -> end: " + ", ".join(
         f"{k} {v['anon']:.0f}/{v['file']:.0f} -> {r['qemu_own_node0']['end'][k]['anon']:.0f}/"
