@@ -18,21 +18,25 @@ check() {
 check "plot-tiering exits 0" '[ "$status" = 0 ]'
 [ "$status" = 0 ] || sed 's/^/# /' <<<"$out"
 check "a boot without tiering.json is named" \
-  'grep -q "current has no tiering.json (its boot did not finish): the 2 runs it kept count" <<<"$out"'
+  'grep -q "current has no tiering.json (its boot did not finish): the 3 runs it kept count" <<<"$out"'
 check "its kept run makes a row" 'grep -q "^| fit | vtierd | 7.2.13+deb14-amd64 | 1 |" <<<"$out"'
 # A run that measured the guests' own memory (make bench since
 # 2026-12-05): a row in its own table; runs from before have none.
 check "the own-memory table has the run that measured it" \
-  'grep -q "^| contended | vtierd@baseline | 7.2.13+deb14-amd64 | 1 | 192 MiB | 124 MiB | 100.0% | 89.4% | 0.9% | 49 MiB | 54 MiB |" <<<"$out"'
+  'grep -q "^| contended | vtierd@baseline | 7.2.13+deb14-amd64 | 1 | 192 MiB | 124 MiB | 100.0% | - | 89.4% | 0.9% | 49 MiB | 54 MiB |" <<<"$out"'
+# ... and what DRAM holds above the kernel's floor, in a run since
+# 2026-12-05 (attainable_by_moves; "-" in the run before it).
+check "a run with the kernel's floor has that column" \
+  'grep -q "^| contended | vtierd | 7.2.13+deb14-amd64 | 1 | 182 MiB | 130 MiB | 94.4% | 85.4% | 85.3% | 1.6% | 51 MiB | 54 MiB |" <<<"$out"'
 check "and no row for runs without it" \
-  '[ "$(grep -c "^| .* | .* | .* | [0-9]* | [0-9]* MiB | [0-9]* MiB |" <<<"$out")" = 1 ]'
+  '[ "$(grep -c "^| .* | .* | .* | [0-9]* | [0-9]* MiB | [0-9]* MiB |" <<<"$out")" = 2 ]'
 check "the finished boot's runs make rows" \
   'grep -q "^| fit | damos-hmsdk | 6.12.117+deb13-amd64 | 1 |" <<<"$out" &&
    grep -q "^| contended | vtierd | 6.12.117+deb13-amd64 | 1 |" <<<"$out"'
 check "void runs are summed over the boots" 'grep -q "void runs done again: 1;" <<<"$out"'
 check "no count reads -0" '! grep -q "| -0 " <<<"$out"'
-check "tiering-all.json holds all 5 runs" \
-  '[ "$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))[\"runs\"]))" "$dir/tiering-all.json")" = 5 ]'
+check "tiering-all.json holds all 6 runs" \
+  '[ "$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))[\"runs\"]))" "$dir/tiering-all.json")" = 6 ]'
 check "tiering.png is drawn" '[ -s "$dir/tiering.png" ]'
 # A boot lost after two void runs: runs/voids.jsonl, as tiering.py keeps
 # it, counts where tiering.json was never written.
