@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/vt-error.h"
+#include "common/vt-pagemap.h"
 #include "common/vt-sysfs.h"
 
 #define PM_PFN_MASK   ((G_GUINT64_CONSTANT (1) << 55) - 1)
@@ -335,15 +336,8 @@ read_pagemap_entry (VtPageSampler *sampler, guint64 addr, guint64 *entry, GError
   if (pread_u64 (sampler->pagemap_fd, addr / sampler->page_size * sizeof (guint64), entry))
     return TRUE;
 
-  int e = errno;
-  if (e == 0 || e == ESRCH || e == EIO) {
-    g_autofree char *what = g_strdup_printf ("reading address 0x%" G_GINT64_MODIFIER "x in", addr);
-    g_propagate_error (error, process_gone (sampler->pid, what, sampler->pagemap_path, e));
-  } else {
-    g_set_error (error, VT_ERROR, VT_ERROR_FAILED,
-                 "%s: reading the entry of address 0x%" G_GINT64_MODIFIER "x of process %d: %s",
-                 sampler->pagemap_path, addr, (int) sampler->pid, g_strerror (e));
-  }
+  g_propagate_error (error, vt_pagemap_read_error (sampler->pid, sampler->pagemap_path, addr,
+                                                   errno));
   return FALSE;
 }
 

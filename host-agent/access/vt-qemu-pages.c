@@ -27,6 +27,7 @@ struct _VtQemuPages {
   GPid pid;
   guint64 page_size;
   int pagemap_fd;
+  char *pagemap_path; /* for errors */
 };
 
 /* ---- its ranges ---- */
@@ -153,6 +154,7 @@ vt_qemu_pages_new (GPid pid, GError **error)
   pages->pid = pid;
   pages->page_size = (guint64) sysconf (_SC_PAGESIZE);
   pages->pagemap_fd = fd;
+  pages->pagemap_path = g_steal_pointer (&full);
   return pages;
 }
 
@@ -162,18 +164,8 @@ vt_qemu_pages_free (VtQemuPages *pages)
   if (!pages)
     return;
   close (pages->pagemap_fd);
+  g_free (pages->pagemap_path);
   g_free (pages);
-}
-
-static GError *
-pagemap_error (VtQemuPages *pages, guint64 addr, int e)
-{
-  if (e == 0 || e == ESRCH || e == EIO)
-    return g_error_new (VT_ERROR, VT_ERROR_GONE, "process %d is gone (its pagemap at 0x%"
-                        G_GINT64_MODIFIER "x: %s)", (int) pages->pid, addr,
-                        e ? g_strerror (e) : "end of file");
-  return g_error_new (VT_ERROR, VT_ERROR_FAILED, "reading the pagemap of process %d at 0x%"
-                      G_GINT64_MODIFIER "x: %s", (int) pages->pid, addr, g_strerror (e));
 }
 
 /* The pages present and QEMU's alone in [start, end), onto `out`. */
@@ -185,8 +177,9 @@ list_range (VtQemuPages *pages, guint64 start, guint64 end, GArray *out, GError 
     gsize want = (gsize) MIN ((guint64) PAGEMAP_CHUNK, last - vpage);
     gssize got = vt_pagemap_pread (pages->pagemap_fd, vpage, entries, want);
     if (got <= 0) {
-      g_propagate_error (error, pagemap_error (pages, vpage * pages->page_size,
-                                               got < 0 ? errno : 0));
+      g_propagate_error (error, vt_pagemap_read_error (pages->pid, pages->pagemap_path,
+                                                       vpage * pages->page_size,
+                                                       got < 0 ? errno : 0));
       return FALSE;
     }
     for (gssize i = 0; i < got; i++) {

@@ -29,6 +29,18 @@ vt_pagemap_pread (int fd, guint64 index, guint64 *items, gsize n)
   return (gssize) (got / sizeof *items);
 }
 
+GError *
+vt_pagemap_read_error (GPid pid, const char *path, guint64 addr, int e)
+{
+  if (e == 0 || e == ESRCH || e == EIO)
+    return g_error_new (VT_ERROR, VT_ERROR_GONE,
+                        "process %d is gone (reading address 0x%" G_GINT64_MODIFIER "x in %s: %s)",
+                        (int) pid, addr, path, e ? g_strerror (e) : "end of file");
+  return g_error_new (VT_ERROR, VT_ERROR_FAILED,
+                      "%s: reading the entry of address 0x%" G_GINT64_MODIFIER "x of process %d: %s",
+                      path, addr, (int) pid, g_strerror (e));
+}
+
 static const char *const class_names[] = {
   [VT_PAGE_CLASS_4K] = "4k",
   [VT_PAGE_CLASS_2M_THP] = "2m-thp",

@@ -39,6 +39,11 @@ G_BEGIN_DECLS
  * PFN past the last, an exited process), or -1 with errno. */
 gssize vt_pagemap_pread (int fd, guint64 index, guint64 *items, gsize n);
 
+/* The error of a failed read of process `pid`'s pagemap `path` at `addr`,
+ * errno `e`: an exited process's reads end early (0: end of file) or fail
+ * with ESRCH or EIO, VT_ERROR_GONE; anything else VT_ERROR_FAILED. */
+GError *vt_pagemap_read_error (GPid pid, const char *path, guint64 addr, int e);
+
 /* What the kernel maps and moves a page in. */
 typedef enum {
   VT_PAGE_CLASS_4K,          /* base pages (or a THP mapped by PTEs) */

@@ -454,8 +454,8 @@ vt_placement_count (VtPlacement *p, guint64 start, guint64 end, guint64 *per_nod
     guint k = (guint) MIN ((end - at) / PAGE, CHUNK - at / PAGE % PIECE_PAGES);
     if (!read_entries (p, at, k)) {
       int e = errno;
-      g_set_error (error, VT_ERROR, e == ESRCH ? VT_ERROR_GONE : VT_ERROR_FAILED,
-                   "reading /proc/%d/pagemap: %s", (int) p->pid, g_strerror (e));
+      g_autofree char *path = g_strdup_printf ("/proc/%d/pagemap", (int) p->pid);
+      g_propagate_error (error, vt_pagemap_read_error (p->pid, path, at, e));
       return FALSE;
     }
     for (guint i = 0; i < k;) {

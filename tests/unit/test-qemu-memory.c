@@ -238,6 +238,26 @@ test_gone (Fixture *fx, gconstpointer data)
   g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
 }
 
+/* A QEMU that exited between its ranges and its pages: its pagemap reads
+ * end early (a fake tree's truncated file: the kernel's reads of an exited
+ * process's pagemap), VT_ERROR_GONE naming the process and the file. */
+static void
+test_pages_gone (Fixture *fx, gconstpointer data)
+{
+  (void) data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) ranges = vt_qemu_pages_ranges (PID, ram_range (fx), 1, &error);
+  g_autoptr (VtQemuPages) pages = vt_qemu_pages_new (PID, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (ftruncate (fx->pagemap_fd, 0), ==, 0);
+  g_autoptr (GArray) addrs = vt_qemu_pages_list (pages, (const VtAddrRange *) ranges->data,
+                                                 ranges->len, &error);
+  g_assert_null (addrs);
+  g_assert_error (error, VT_ERROR, VT_ERROR_GONE);
+  g_assert_nonnull (strstr (error->message, "process 4242 is gone"));
+  g_assert_nonnull (strstr (error->message, "proc/4242/pagemap"));
+}
+
 /* ---- the moves ---- */
 
 static VtQemuMemory *
@@ -354,6 +374,8 @@ main (int argc, char **argv)
               fixture_tear_down);
   g_test_add ("/qemu-memory/pages", Fixture, NULL, fixture_set_up, test_pages, fixture_tear_down);
   g_test_add ("/qemu-memory/gone", Fixture, NULL, fixture_set_up, test_gone, fixture_tear_down);
+  g_test_add ("/qemu-memory/pages-gone", Fixture, NULL, fixture_set_up, test_pages_gone,
+              fixture_tear_down);
   g_test_add ("/qemu-memory/moves", Fixture, NULL, fixture_set_up, test_moves, fixture_tear_down);
   g_test_add ("/qemu-memory/no-moves-without-nodes", Fixture, NULL, fixture_set_up,
               test_no_moves_without_nodes, fixture_tear_down);
