@@ -327,7 +327,7 @@ def move_to(pid, addrs, node):
     out = {}
     batch = 16384
     for i in range(0, len(addrs), batch):
-        part = addrs[i:i + batch]
+        part, full = addrs[i:i + batch], False
         try:
             statuses = move_pages(pid, part, node)
         except ProbeError as e:
@@ -340,11 +340,11 @@ def move_to(pid, addrs, node):
             statuses = [st if st == node or st < 0 else -errno.ENOMEM
                         for st in move_pages(pid, part)]
             statuses += [-errno.ENOMEM] * (len(addrs) - i - len(part))
-            for st in statuses:
-                out[st] = out.get(st, 0) + 1
-            return out
+            full = True
         for st in statuses:
             out[st] = out.get(st, 0) + 1
+        if full:
+            break
     return out
 
 
