@@ -61,7 +61,12 @@ figure("time_to_follow_3_to_1_s", round(when, 1) if when else None, "s")
 check(when is not None, f"3:1 set live: the shares follow within 60 s ({pairs})")
 
 # A min on b above its 3:1 share: b's share rises to it and b comes up.
-min_bytes = (pairs[0][1] + pairs[1][1]) // 2
+# Half the top tier, or 64 MiB over b's share where that is more: a's share
+# is its demand where that is under 3/4 of the room, and b's the rest, which
+# can come near half (make check-current, 2026-12-05: a's demand read at b's
+# rate, b being held to its share, was 434-465 MiB where it read 518 in
+# make check's run; b's share 384 MiB against a min of 418 MiB).
+min_bytes = max((pairs[0][1] + pairs[1][1]) // 2, pairs[1][1] + (64 << 20))
 before = pairs[1][0]
 check(before < 0.9 * min_bytes, f"before the min, b holds less than it ({before >> 20} MiB < "
       f"{min_bytes >> 20} MiB)")
