@@ -31,7 +31,8 @@ memory, and HMSDK's guests had more of DRAM than the others'.
 
 Figures per policy, placement measured by the testbed's probe (not by any
 policy): each app's hot-set residency on node0 over time, time until 90% of
-both apps' hot pages are on node0, bytes migrated (/proc/vmstat
+both apps' hot pages are on node0 (read every FINE_S by a thread of its
+own, ResidencyWatch), bytes migrated (/proc/vmstat
 pgmigrate_success) over the fewest any policy must move (must_move_mib:
 the hot bytes that have to come up, at the host's page size, as a huge
 page holding any hot page moves whole, and the idle VM's memory that has
@@ -82,6 +83,7 @@ tiering.py [--measure S] [--runs N] [--cases fit,contended] [POLICY ...]
 import argparse
 import json
 import os
+import threading
 import time
 import urllib.request
 
@@ -153,6 +155,15 @@ PROBE_PAGES = 4096
 MIN_MEASURE_S = 45
 SETTLED_SPAN = 0.02
 SETTLED_MIGRATE_MIB = 16
+# Time to 90% read from those samples came in their steps, 7-12 s apart
+# (a sample also reads vtierd's belief and the guests' own memory: fit,
+# vtierd at 84% at +12 s and 100% at +26 s), where the move bound it is
+# weighed against is 1.5-2.4 s. So a thread asks where FINE_PAGES of each
+# app's hot pages are every FINE_S (one move_pages query an app, its
+# pages chosen before the policy starts) and t90 is read from that
+# series: 1024 pages give the fraction within +-0.9% (one sigma) at 90%.
+FINE_S = 1.0
+FINE_PAGES = 1024
 ADMIN = testbed.DAMON_ADMIN
 
 
@@ -655,16 +666,65 @@ def fair_shares(capacity, demands):
     return shares
 
 
+class ResidencyWatch(threading.Thread):
+    """The apps' hot-set residency every FINE_S from the policy's start:
+    [(seconds, fraction on node0)], each at the end of its query (where
+    the pages are by then at least)."""
+
+    def __init__(self, apps, gens):
+        super().__init__(daemon=True)
+        self.sets = []
+        for g in apps:
+            hvas = g.hvas("hot", gens[g.name])
+            self.sets.append((g.pid, hvas[::max(1, -(-len(hvas) // FINE_PAGES))], len(hvas)))
+        self.series, self.cost_s, self.error = [], [], None
+        self.done = threading.Event()
+
+    def start_at(self, t0):
+        self.t0 = t0
+        self.start()
+
+    def run(self):
+        while True:
+            q0 = time.monotonic()
+            try:
+                fr = [sum(1 for n in tbprobe.nodes_of(pid, pages) if n == 0) / len(pages)
+                      for pid, pages, _ in self.sets]
+            except tbprobe.ProbeError as e:  # a guest gone: the run is void anyway
+                self.error = str(e)
+                return
+            t = time.monotonic()
+            both = sum(f * n for f, (_, _, n) in zip(fr, self.sets)) / sum(n for _, _, n in self.sets)
+            self.series.append((round(t - self.t0, 2), round(both, 4)))
+            self.cost_s.append(t - q0)
+            if self.done.wait(max(0.0, FINE_S - (t - q0))):
+                return
+
+    def stop(self):
+        self.done.set()
+        self.join()
+
+    def when(self, frac):
+        return next((t for t, f in self.series if f >= frac), None)
+
+
 def run_policy(name, guests, apps, demands, start_frac):
     gone = [g.name for g in guests if not g.alive()]
     if gone:
         raise RuntimeError(f"guest(s) {', '.join(gone)} gone before the policy started")
     runner = runner_for(name)()
+    # The page sets' generation, read once: each read parses the guest's
+    # whole console over the 9p share (a sample took 29 s, probe and
+    # belief, where it sleeps 10).
+    gens = {g.name: g.latest_gen() for g in guests}
+    watch = ResidencyWatch(apps, gens)
     v0, t0 = vmstat(), time.monotonic()
+    watch.start_at(t0)
     runner.start(guests)
     try:
-        return measure(name, runner, guests, apps, demands, start_frac, v0, t0)
+        return measure(name, runner, guests, apps, demands, start_frac, v0, t0, gens, watch)
     finally:
+        watch.stop()
         try:
             runner.stop()
         except Exception as e:  # noqa: BLE001 - the next policy must start clean anyway
@@ -700,7 +760,7 @@ def report(runner):
         print(f"    {line}", flush=True)
 
 
-def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
+def measure(name, runner, guests, apps, demands, start_frac, v0, t0, gens, watch):
     # The machinery starts with the policy (kswapd aside, whose count before is
     # taken here), so its CPU is counted from here; the last sample keeps each
     # part's highest figure, as a kdamond's goes when its VM does.
@@ -709,10 +769,6 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     c0, cpu_parts = runner.cpu(), {}
     loop0 = runner.vtierd_parts() if hasattr(runner, "vtierd_parts") else {}
     samples, when90, settled_at, reported, fresh = [], None, None, 0.0, False
-    # The page sets' generation, read once: each read parses the guest's
-    # whole console over the 9p share (a sample took 29 s, probe and
-    # belief, where it sleeps 10).
-    gens = {g.name: g.latest_gen() for g in guests}
     while time.monotonic() - t0 < MEASURE_S and settled_at is None:
         time.sleep(SAMPLE_S)
         # A guest whose kernel said BUG or Oops stops using its memory (a
@@ -766,6 +822,15 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
             report(runner)
     if not fresh:  # the run's end, once
         report(runner)
+    watch.stop()
+    if watch.error:
+        raise RuntimeError(f"the residency watch stopped: {watch.error}")
+    fine90 = watch.when(0.9)
+    costs = sorted(watch.cost_s) or [0.0]
+    print(f"  {name}: 90% of the hot pages on node0 at "
+          f"{'never' if fine90 is None else f'+{fine90:.1f} s'} by the watch "
+          f"({len(watch.series)} queries, {costs[len(costs) // 2] * 1000:.0f} ms each, median; "
+          f"by the samples {'never' if when90 is None else f'+{when90:.0f} s'})", flush=True)
     truth(runner, guests, gens)  # once, at the end: each costs the emulated host seconds
     cpu_s = sum(u + s for u, s in cpu_parts.values())
     loop = runner.vtierd_parts() if loop0 else {}
@@ -810,7 +875,10 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0):
     return {
         "policy": name, "start_on_node0": [round(f, 4) for f in start_frac], "samples": samples,
         "moved_after_90_mib": after90,
-        "time_to_90_s": when90, "final_on_node0": samples[-1]["both"] if samples else 0,
+        "time_to_90_s": fine90, "time_to_90_coarse_s": when90,
+        "fine": {"every_s": FINE_S, "pages_per_app": FINE_PAGES, "series": watch.series,
+                 "query_s_median": round(costs[len(costs) // 2], 4)},
+        "final_on_node0": samples[-1]["both"] if samples else 0,
         "settled_at_s": settled_at, "measured_s": end,
         # from the policy's start to here: beyond measured_s, the last
         # sample's probe and the end's look at the idle VM's cold pages
