@@ -58,7 +58,8 @@ own is `attainable`, and the residency over it `of_attainable`). For
 vtierd rows, its belief too: the share of the apps' hot pages that lie in
 the regions it reads hot (seen_hot, the same last seconds). A run
 ends at --measure seconds, or earlier once settled (its residency steady
-and nothing much migrated for --settle seconds, after MIN_MEASURE_S at least):
+and nothing much migrated for --settle seconds, after MIN_MEASURE_S at least;
+"none", which runs nothing, after 15 s):
 CPU then counts what a policy spent until its placement stopped changing,
 and a policy that keeps moving memory pays for it. Results in
 /results/tiering.json; the host prints the table and draws tiering.png from
@@ -444,6 +445,10 @@ class NumaBalancing:
 
 
 class Nothing:
+    # No machinery runs: the run only shows that nothing moves, which 15 s
+    # of samples do as well as 45 (its six runs took 4.5 min of make bench).
+    SETTLE_S = 15
+
     def start(self, guests):
         return self
 
@@ -708,7 +713,7 @@ class ResidencyWatch(threading.Thread):
         return next((t for t, f in self.series if f >= frac), None)
 
 
-def run_policy(name, guests, apps, demands, start_frac):
+def run_policy(name, guests, apps, demands, start_frac, first):
     gone = [g.name for g in guests if not g.alive()]
     if gone:
         raise RuntimeError(f"guest(s) {', '.join(gone)} gone before the policy started")
@@ -722,7 +727,7 @@ def run_policy(name, guests, apps, demands, start_frac):
     watch.start_at(t0)
     runner.start(guests)
     try:
-        return measure(name, runner, guests, apps, demands, start_frac, v0, t0, gens, watch)
+        return measure(name, runner, guests, apps, demands, start_frac, v0, t0, gens, watch, first)
     finally:
         watch.stop()
         try:
@@ -731,11 +736,11 @@ def run_policy(name, guests, apps, demands, start_frac):
             print(f"  {name}: stopping it: {e}", flush=True)
 
 
-def settled(samples):
+def settled(samples, least_s, settle_s):
     """The time the run settled at (see MIN_MEASURE_S), or None."""
     t = samples[-1]["t"]
-    window = [s for s in samples if s["t"] >= t - ARGS.settle]
-    if t < MIN_MEASURE_S or len(window) < 3 or window[0]["t"] > t - ARGS.settle + SAMPLE_S:
+    window = [s for s in samples if s["t"] >= t - settle_s]
+    if t < least_s or len(window) < 3 or window[0]["t"] > t - settle_s + SAMPLE_S:
         return None
     for k in ("a", "b"):
         if max(s[k] for s in window) - min(s[k] for s in window) > SETTLED_SPAN:
@@ -760,7 +765,7 @@ def report(runner):
         print(f"    {line}", flush=True)
 
 
-def measure(name, runner, guests, apps, demands, start_frac, v0, t0, gens, watch):
+def measure(name, runner, guests, apps, demands, start_frac, v0, t0, gens, watch, first):
     # The machinery starts with the policy (kswapd aside, whose count before is
     # taken here), so its CPU is counted from here; the last sample keeps each
     # part's highest figure, as a kdamond's goes when its VM does.
@@ -769,6 +774,8 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0, gens, watch
     c0, cpu_parts = runner.cpu(), {}
     loop0 = runner.vtierd_parts() if hasattr(runner, "vtierd_parts") else {}
     samples, when90, settled_at, reported, fresh = [], None, None, 0.0, False
+    least_s = getattr(runner, "SETTLE_S", MIN_MEASURE_S)
+    settle_s = min(ARGS.settle, getattr(runner, "SETTLE_S", ARGS.settle))
     while time.monotonic() - t0 < MEASURE_S and settled_at is None:
         time.sleep(SAMPLE_S)
         # A guest whose kernel said BUG or Oops stops using its memory (a
@@ -805,7 +812,7 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0, gens, watch
                         "own_top_mib": own_top,
                         "migrated_mib": round(migrated * 4096 / 2**20, 1), "seen_hot": seen,
                         "hot_read": read, "moved": moved})
-        settled_at = settled(samples)
+        settled_at = settled(samples, least_s, settle_s)
         if when90 is None and both >= 0.9:
             when90 = round(t, 1)
         belief = f" (vtierd reads {seen[0]:.1%} and {seen[1]:.1%} of them hot)" if seen else ""
@@ -831,7 +838,8 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0, gens, watch
           f"{'never' if fine90 is None else f'+{fine90:.1f} s'} by the watch "
           f"({len(watch.series)} queries, {costs[len(costs) // 2] * 1000:.0f} ms each, median; "
           f"by the samples {'never' if when90 is None else f'+{when90:.0f} s'})", flush=True)
-    truth(runner, guests, gens)  # once, at the end: each costs the emulated host seconds
+    if first:  # a case's and policy's first run: each costs the emulated host 3-4 s
+        truth(runner, guests, gens)
     cpu_s = sum(u + s for u, s in cpu_parts.values())
     loop = runner.vtierd_parts() if loop0 else {}
     loop = {k: round(v - loop0.get(k, 0.0), 2) for k, v in loop.items()}
@@ -879,7 +887,7 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0, gens, watch
         "fine": {"every_s": FINE_S, "pages_per_app": FINE_PAGES, "series": watch.series,
                  "query_s_median": round(costs[len(costs) // 2], 4)},
         "final_on_node0": samples[-1]["both"] if samples else 0,
-        "settled_at_s": settled_at, "measured_s": end,
+        "settled_at_s": settled_at, "measured_s": end, "least_measure_s": least_s,
         # from the policy's start to here: beyond measured_s, the last
         # sample's probe and the end's look at the idle VM's cold pages
         "wall_s": round(time.monotonic() - t0, 1),
@@ -1263,7 +1271,7 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
     node0_start = node0_mib(guests)
     qemu_own = qemu_own_node0_mib(guests)
     t_setup = time.monotonic()
-    r = run_policy(name, guests, apps, demands, start)
+    r = run_policy(name, guests, apps, demands, start, i == 0)
     floor_mib = testbed.watermark_mib(0, "min") + testbed.protected_free_mib(0)
     r.update(own_figures(guests, r["samples"], footprint, dram_mib,
                          sum(sum(v.values()) for v in qemu_own.values()), floor_mib))
@@ -1276,7 +1284,7 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
     # the policy gets to: seen, the first sample of a boot's first vtierd
     # run read vtierd's belief for 93 s, and the run ended with one sample
     # at +15 s (31.7%, counted as that run's residency).
-    least_s = min(MIN_MEASURE_S, MEASURE_S / 2)
+    least_s = min(r["least_measure_s"], MEASURE_S / 2)
     if r["measured_s"] < least_s:
         raise RuntimeError(f"void end: samples to +{r['measured_s']:.0f} s only, in "
                            f"{r['wall_s']:.0f} s (at least {least_s:.0f} s are asked)")
