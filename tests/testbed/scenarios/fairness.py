@@ -6,6 +6,7 @@ honored; weights changed live to 3:1 with `vtierctl set`, the shares follow
 within 60 s. Checksums pass. DRAM is made smaller first (a host process
 holds part of node0), so that guests of 500 MiB contend for it."""
 import subprocess
+import time
 
 import testbed
 from testbed import check, figure
@@ -35,17 +36,35 @@ figure("shares_1_to_1", [(m >> 20, t >> 20) for m, t in pairs])
 check(when is not None, f"1:1: each VM's top-tier bytes are within ±10% of its share ({pairs})")
 # vtierd's belief against the probe: what it counts in the top tier is what
 # is there (THP "always" here: the huge zero page, mapped by RAM read and
-# never written, once passed for 52 MiB of a VM in DRAM).
-listed = [vtierd.vm(g.name) for g in vms]
-beliefs = [(v["top_bytes"], testbed.top_tier_bytes(g)) for v, g in zip(listed, vms)]
+# never written, once passed for 52 MiB of a VM in DRAM) ... and so is its
+# listing's RAM on node0 (node_bytes: the tiering engine's count where it
+# measures the VM, numa_maps where it does not). Once its moves toward the
+# shares are done: settle() takes 10% from a share as there, and a VM
+# still moving down is counted before its move's pages are (make check,
+# 2026-12-05: a at 454 MiB on its way to 414, vtierd's count 40 MiB
+# behind the probe's). Up to 20 s for the two to agree; a belief that
+# stays wrong still fails.
+def near(pairs):
+    return all(abs(b - p) <= 0.05 * p + (8 << 20) for b, p in pairs)
+
+
+def read_beliefs():
+    listed = [vtierd.vm(g.name) for g in vms]
+    probe = [testbed.top_tier_bytes(g) for g in vms]
+    return ([(v["top_bytes"], p) for v, p in zip(listed, probe)],
+            [(int((v.get("node_bytes") or {}).get("0", 0)), p) for v, p in zip(listed, probe)])
+
+
+t0 = time.monotonic()
+beliefs, on_node0 = read_beliefs()
+while not (near(beliefs) and near(on_node0)) and time.monotonic() - t0 < 20:
+    time.sleep(1)
+    beliefs, on_node0 = read_beliefs()
+print(f"1:1: vtierd's counts read against the probe's {time.monotonic() - t0:.0f} s after the shares "
+      "settled", flush=True)
 figure("belief_vs_probe_1_to_1", [(b >> 20, p >> 20) for b, p in beliefs], "MiB")
-check(all(abs(b - p) <= 0.05 * p + (8 << 20) for b, p in beliefs),
-      f"1:1: vtierd's top-tier bytes are the probe's within 5% ({beliefs})")
-# ... and so is its listing's RAM on node0 (node_bytes: the tiering
-# engine's count where it measures the VM, numa_maps where it does not).
-on_node0 = [(int((v.get("node_bytes") or {}).get("0", 0)), p) for v, (_, p) in zip(listed, beliefs)]
-check(all(abs(b - p) <= 0.05 * p + (8 << 20) for b, p in on_node0),
-      f"1:1: vtierctl list's RAM on node0 is the probe's within 5% ({on_node0})")
+check(near(beliefs), f"1:1: vtierd's top-tier bytes are the probe's within 5% ({beliefs})")
+check(near(on_node0), f"1:1: vtierctl list's RAM on node0 is the probe's within 5% ({on_node0})")
 ratio = pairs[0][1] / max(1, pairs[1][1])
 check(0.9 <= ratio <= 1.1, f"1:1: the shares are equal ({ratio:.2f})")
 
