@@ -168,7 +168,8 @@ FINE_PAGES = 1024
 # A residency that hovers under 90% crosses it now and then by the
 # sample's noise alone: a contended run's watch read 90% at +76 s where
 # every sample of 4096 pages read under it (make bench, 2026-12-05). At
-# 89% a query reads 90% one time in eight; three in a row, one in 500.
+# 89% a query reads 90% about one time in seven; three in a row, about
+# one in 360.
 FINE_HOLD = 3
 ADMIN = testbed.DAMON_ADMIN
 
@@ -711,6 +712,7 @@ class ResidencyWatch(threading.Thread):
                 return
 
     def stop(self):
+        """Ends the watch; stopping it again is harmless."""
         self.done.set()
         self.join()
 
@@ -838,7 +840,7 @@ def measure(name, runner, guests, apps, demands, start_frac, v0, t0, gens, watch
             report(runner)
     if not fresh:  # the run's end, once
         report(runner)
-    watch.stop()
+    watch.stop()  # here, not only in run_policy: its series ends with the run
     if watch.error:
         raise RuntimeError(f"the residency watch stopped: {watch.error}")
     fine90 = watch.when(0.9)

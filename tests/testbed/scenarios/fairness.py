@@ -40,10 +40,10 @@ check(when is not None, f"1:1: each VM's top-tier bytes are within ±10% of its 
 # listing's RAM on node0 (node_bytes: the tiering engine's count where it
 # measures the VM, numa_maps where it does not). Once its moves toward the
 # shares are done: settle() takes 10% from a share as there, and a VM
-# still moving down is counted before its move's pages are (make check,
-# 2026-12-05: a at 454 MiB on its way to 414, vtierd's count 40 MiB
-# behind the probe's). Up to 20 s for the two to agree; a belief that
-# stays wrong still fails.
+# still moving can be read mid-move (make check, 2026-12-05: a at 454 MiB
+# on its way down to 414, vtierd's count 40 MiB over the probe's; b on its
+# way up, 17-42 MiB under it). Up to 20 s for the two to agree; a belief
+# that stays wrong still fails.
 def near(pairs):
     return all(abs(b - p) <= 0.05 * p + (8 << 20) for b, p in pairs)
 
