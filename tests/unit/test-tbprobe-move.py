@@ -11,18 +11,9 @@ import sys
 
 sys.path.insert(0, sys.argv[1])
 import tbprobe  # noqa: E402
+from tap import check, done  # noqa: E402
 
 BATCH = 16384
-n = failed = 0
-
-
-def check(ok, what):
-    global n, failed
-    n += 1
-    failed += not ok
-    print(f"{'ok' if ok else 'not ok'} {n} - {what}")
-
-
 def kernel(fail_from, err=errno.ENOMEM):
     """A fake move_pages: calls to move pages from address `fail_from` on
     fail whole with `err`, the pages before it in that call already
@@ -58,5 +49,4 @@ try:
 except tbprobe.ProbeError as e:
     check(e.errno == errno.EPERM, f"another failure (EPERM) raises: {e}")
 
-print(f"1..{n}")
-sys.exit(1 if failed else 0)
+done()

@@ -145,9 +145,10 @@ REPORT_EVERY_S = 30
 # with vtierd's belief read too, t90 came in steps of ~30 s.
 PROBE_PAGES = 4096
 # A run ends early once settled, after MIN_MEASURE_S at least: for the
-# last --settle seconds no app's hot-set residency moved by more than
-# SETTLED_SPAN and fewer than SETTLED_MIGRATE_MIB were migrated (a policy
-# still moving memory, or still warming up, runs on). What the hour of
+# last --settle seconds (less a SAMPLE_S at most: settled()) no app's
+# hot-set residency moved by more than SETTLED_SPAN and fewer than
+# SETTLED_MIGRATE_MIB were migrated (a policy still moving memory, or
+# still warming up, runs on). What the hour of
 # make bench is spent on is then the runs that change something. 45 s:
 # in 91 kept runs (2026-11) every policy that moved memory at all had
 # moved 16 MiB by +27 s (DAMOS-HMSDK the latest); none and NUMA
@@ -748,11 +749,19 @@ def run_policy(name, guests, apps, demands, start_frac, first):
 
 
 def settled(samples, least_s, settle_s):
-    """The time the run settled at (see MIN_MEASURE_S), or None."""
+    """The time the run settled at (see MIN_MEASURE_S), or None. Its
+    window begins at the latest sample at least settle_s - SAMPLE_S before
+    the last: samples come 7-9 s apart (SAMPLE_S's sleep and the sample's
+    own reads), and a window of those within settle_s of the last, held to
+    begin in its first SAMPLE_S, missed at such a pace every time on some
+    phases: in make bench on b353279 two fit runs of vtierd-kernel on 7.2
+    had 100% from +29 s, samples at +45, +53, +60, ..., 4 MiB migrated
+    from +45 to +91 s, and ran to the 90 s end."""
     t = samples[-1]["t"]
-    window = [s for s in samples if s["t"] >= t - settle_s]
-    if t < least_s or len(window) < 3 or window[0]["t"] > t - settle_s + SAMPLE_S:
+    starts = [i for i, s in enumerate(samples) if s["t"] <= t - settle_s + SAMPLE_S]
+    if t < least_s or not starts or len(samples) - starts[-1] < 3:
         return None
+    window = samples[starts[-1]:]
     for k in ("a", "b"):
         if max(s[k] for s in window) - min(s[k] for s in window) > SETTLED_SPAN:
             return None
