@@ -2279,15 +2279,25 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   /* What borrowers wait for counts too, but is no contention: it is room
    * above their targets, which only cold memory of VMs further above
    * theirs makes (makes_room), never memory in use. */
-  guint64 due = promote_due + warm_due + borrow_due;
-  guint64 waiting = due > room ? due - room : 0;
   /* The reserve is lent to promotions only for a round: below it (not
    * only below the low watermark) VMs above their share give it back, up to
    * the high watermark or the reserve, whichever is more. Seen in the
    * fairness scenario: with the reserve (128 MiB) above the low watermark
    * (76 MiB), promotions ate 17-28 MiB of it, and a VM 25 MiB above its
-   * 155 MiB share kept it for good (nobody waited beyond the dead band). */
-  guint64 refill = MAX (high, keep_free);
+   * 155 MiB share kept it for good (nobody waited beyond the dead band).
+   * A step above what stays free (the watermarks' step) also when the
+   * reserve or a refused promotion raised that. */
+  guint64 refill = MAX (high, keep_free + (high - low));
+  /* Warm memory fills room above that step only, and the demotions that
+   * make room for it make the step too: filled down to what stays free,
+   * the top tier demoted again at the next dip of free memory, and filled
+   * again. Seen in the fit bench on 7.2 (ab3, 3d56cc6): free memory went
+   * 68, 37 (two fills), 33, 53 (demotions) MiB in 20 s, and 54-68 MiB of
+   * warm memory came up and 54-114 MiB went down toward the shares after
+   * the hot sets were up, in every run. */
+  guint64 fill_step = refill - keep_free;
+  guint64 due = promote_due + borrow_due + (warm_due ? warm_due + fill_step : 0);
+  guint64 waiting = due > room ? due - room : 0;
   if (tiers->top_free < keep_free || contended)
     t->demoting = TRUE;
   else if (tiers->top_free >= refill)
@@ -2384,12 +2394,12 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     guint64 could = MIN (v->target - v->st->hot_top, v->up.eligible - v->up.cooling);
     hot_waits |= could > v->up.planned + dead_band (v->target);
   }
-  fill_spare (t, up_order, PROMOTE_WARM, hot_waits ? 0 : promote_room, budget, &promote_room,
-              promotes);
+  guint64 spare = hot_waits || promote_room < fill_step ? 0 : promote_room - fill_step;
+  fill_spare (t, up_order, PROMOTE_WARM, spare, budget, &promote_room, promotes);
   /* Last, what a VM whose hot set is spread thin has on slow nodes and
    * touched lately, into what spare room is left. */
-  fill_spare (t, up_order, PROMOTE_TOUCHED, hot_waits ? 0 : promote_room, budget, &promote_room,
-              promotes);
+  spare = hot_waits || promote_room < fill_step ? 0 : promote_room - fill_step;
+  fill_spare (t, up_order, PROMOTE_TOUCHED, spare, budget, &promote_room, promotes);
   /* A VM with hot memory on a slow node that moves neither way above (at
    * or over its share, or no room) swaps it with its own colder top-tier
    * memory, at most half the round's budget each way. */

@@ -1078,6 +1078,43 @@ test_warm_comes_up_into_room (void)
   drop_host ();
 }
 
+/* Warm memory fills the room above the high watermark only: what stays
+ * free then has the watermarks' step in it, and a dip of free memory
+ * within that step (the host's own use: a guest's allocations, page cache)
+ * starts no demotion. Filled down to the low watermark, the first dip
+ * demoted the cold memory beside it, and the next round filled the room
+ * again: in the fit bench on 7.2 free memory went 68, 37, 33, 53 MiB in
+ * 20 s, and 54-114 MiB went down toward the shares after the hot sets
+ * were up, in every run. Here: a's hot region and two warm ones on the
+ * slow node, its cold region in DRAM; room for the hot region and 1200
+ * pages beside the low watermark (410 pages; the high one 819). */
+static void
+test_warm_fill_leaves_the_step (void)
+{
+  for (int p = 0; p < PAGES; p++) {
+    placement[0][p] = p < 3072 ? 1 : 0;
+    placement[1][p] = 1;
+  }
+  node_used_other[0] = NODE_PAGES - 1024 - (410 + 1024 + 1200);
+  make_host ();
+  World w;
+  world_init (&w, 1, 1);
+  w.regions[0][1].nr_accesses = w.regions[0][2].nr_accesses = 3; /* warm */
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 20);
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);   /* the hot region came up */
+  g_assert_cmpuint (count (0, 1024, 2048, 0), >=, 700); /* warm memory into the room */
+  g_assert_cmpuint (node_free (0), >=, 819 * PAGE);     /* above the high watermark */
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  guint64 demoted = st->demoted;
+  node_used_other[0] += 300; /* the dip */
+  run_rounds (t, 10);
+  g_assert_cmpuint (st->demoted, ==, demoted);
+  g_assert_cmpuint (count (0, 3072, 1024, 0), ==, 1024); /* the cold region stayed */
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
 /* DRAM held by an idle VM's cold memory, above the watermarks (nothing
  * demotes for want of free memory), and another VM's warm memory on the
  * slow node: the idle memory goes down to make room for the warm; the idle
@@ -2475,9 +2512,11 @@ test_full_target_skips_to_demotions (void)
   run_rounds (t, 30);
   /* b's cold memory went down, and a's hot memory came up as far as its
    * share of what the kernel lets be used (about 3 of its 4 MiB: b's hot
-   * region wants the same, and the room the kernel refused is not theirs). */
+   * region wants the same, and the room the kernel refused is not theirs).
+   * (Demotion stops a watermark step above what the refusal keeps free:
+   * 1945-2100 pages of b's went down.) */
   const VtTieringStats *a = vt_tiering_stats (t, GUINT_TO_POINTER (1));
-  g_assert_cmpuint (count (1, 1024, 3072, 1), >=, 2048);
+  g_assert_cmpuint (count (1, 1024, 3072, 1), >=, 1536);
   g_assert_cmpuint (count (0, 0, 1024, 0) * PAGE, >=, a->target - a->target / 32);
   g_assert_cmpuint (a->target, >=, 2 * MiB);
   g_clear_pointer (&t, vt_tiering_free);
@@ -2944,6 +2983,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/dead-band", test_dead_band);
   g_test_add_func ("/tiering/warm-comes-up-into-room", test_warm_comes_up_into_room);
   g_test_add_func ("/tiering/cold-makes-room-for-warm", test_cold_makes_room_for_warm);
+  g_test_add_func ("/tiering/warm-fill-leaves-the-step", test_warm_fill_leaves_the_step);
   g_test_add_func ("/tiering/warm-without-room-says-so", test_warm_without_room_says_so);
   g_test_add_func ("/tiering/thin-hot-set-comes-up", test_thin_hot_set_comes_up);
   g_test_add_func ("/tiering/held-pass-is-not-touched", test_held_pass_is_not_touched);
