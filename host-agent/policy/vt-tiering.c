@@ -2009,14 +2009,15 @@ note_flicker (VmState *s, const VmRound *v)
     s->flicker_rounds = ((s->flicker_rounds << 1) | (flicker ? 1 : 0)) & mask;
 }
 
-/* Fills `spare` room (of `*promote_room`), shared by weight, with each
- * VM's memory on slow nodes of one class: warm (PROMOTE_WARM) or touched
- * (PROMOTE_TOUCHED), none of a VM that gives memory up this round, and up
- * to its max. */
+/* Fills what of `*promote_room` is spare beyond `keep` (G_MAXUINT64:
+ * none), shared by weight, with each VM's memory on slow nodes of one
+ * class: warm (PROMOTE_WARM) or touched (PROMOTE_TOUCHED), none of a VM
+ * that gives memory up this round, and up to its max. */
 static void
-fill_spare (VtTiering *t, GPtrArray *up_order, DemoteDepth depth, guint64 spare, guint64 budget,
+fill_spare (VtTiering *t, GPtrArray *up_order, DemoteDepth depth, guint64 keep, guint64 budget,
             guint64 *promote_room, GArray *promotes)
 {
+  guint64 spare = *promote_room > keep ? *promote_room - keep : 0;
   guint64 weight = 0;
   for (guint k = 0; k < up_order->len; k++) {
     VmRound *v = up_order->pdata[k];
@@ -2276,9 +2277,6 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   guint64 warm_due = 0;
   for (guint i = 0; i < n; i++)
     warm_due += vr[i].warm_slow;
-  /* What borrowers wait for counts too, but is no contention: it is room
-   * above their targets, which only cold memory of VMs further above
-   * theirs makes (makes_room), never memory in use. */
   /* The reserve is lent to promotions only for a round: below it (not
    * only below the low watermark) VMs above their share give it back, up to
    * the high watermark or the reserve, whichever is more. Seen in the
@@ -2296,6 +2294,9 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
    * warm memory came up and 54-114 MiB went down toward the shares after
    * the hot sets were up, in every run. */
   guint64 fill_step = refill - keep_free;
+  /* What borrowers wait for counts too, but is no contention: it is room
+   * above their targets, which only cold memory of VMs further above
+   * theirs makes (makes_room), never memory in use. */
   guint64 due = promote_due + borrow_due + (warm_due ? warm_due + fill_step : 0);
   guint64 waiting = due > room ? due - room : 0;
   if (tiers->top_free < keep_free || contended)
@@ -2394,12 +2395,11 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     guint64 could = MIN (v->target - v->st->hot_top, v->up.eligible - v->up.cooling);
     hot_waits |= could > v->up.planned + dead_band (v->target);
   }
-  guint64 spare = hot_waits || promote_room < fill_step ? 0 : promote_room - fill_step;
-  fill_spare (t, up_order, PROMOTE_WARM, spare, budget, &promote_room, promotes);
+  guint64 fill_keep = hot_waits ? G_MAXUINT64 : fill_step;
+  fill_spare (t, up_order, PROMOTE_WARM, fill_keep, budget, &promote_room, promotes);
   /* Last, what a VM whose hot set is spread thin has on slow nodes and
    * touched lately, into what spare room is left. */
-  spare = hot_waits || promote_room < fill_step ? 0 : promote_room - fill_step;
-  fill_spare (t, up_order, PROMOTE_TOUCHED, spare, budget, &promote_room, promotes);
+  fill_spare (t, up_order, PROMOTE_TOUCHED, fill_keep, budget, &promote_room, promotes);
   /* A VM with hot memory on a slow node that moves neither way above (at
    * or over its share, or no room) swaps it with its own colder top-tier
    * memory, at most half the round's budget each way. */
