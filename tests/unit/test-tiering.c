@@ -1084,8 +1084,8 @@ test_warm_comes_up_into_room (void)
  * starts no demotion. Filled down to the low watermark, the first dip
  * demoted the cold memory beside it, and the next round filled the room
  * again: in the fit bench on 7.2 free memory went 68, 37, 33, 53 MiB in
- * 20 s, and 54-114 MiB went down toward the shares after the hot sets
- * were up, in every run. Here: a's hot region and two warm ones on the
+ * 20 s, and after the hot sets were up 112 MiB [10-147] of warm memory
+ * came up a run and 126 MiB [48-189] went down. Here: a's hot region and two warm ones on the
  * slow node, its cold region in DRAM; room for the hot region and 1200
  * pages beside the low watermark (410 pages; the high one 819). */
 static void
