@@ -12,7 +12,10 @@ typedef struct {
   gboolean top;      /* in the top tier */
   gboolean has_cpus;
   char *cpulist;     /* "0-1"; "" when CPU-less */
-  guint64 total, free;
+  /* free: the buddy allocator's free pages (MemFree) and those on the
+   * per-CPU lists (pcp_free, /proc/zoneinfo's pagesets "count"), which
+   * MemFree leaves out. */
+  guint64 total, free, pcp_free;
   /* What the kernel keeps free on the node (/proc/zoneinfo, summed over
    * its zones): its promo watermark (kswapd's goal on a host that tiers,
    * the high one plus a step) and boost, and the free pages lower zones
@@ -40,8 +43,9 @@ VtHostTiers *vt_host_tiers_read (GError **error);
 void vt_host_tiers_free (VtHostTiers *tiers);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtHostTiers, vt_host_tiers_free)
 
-/* Adds /proc/zoneinfo's kernel floors and steps to the nodes it names
- * (kernel_floor, kernel_step; zones of other nodes are skipped). */
+/* Adds /proc/zoneinfo's kernel floors and steps, and the free pages on
+ * its per-CPU lists, to the nodes it names (kernel_floor, kernel_step,
+ * pcp_free; zones of other nodes are skipped). */
 void vt_host_tiers_parse_zoneinfo (const char *text, VtNodeInfo *nodes, guint n_nodes);
 const VtNodeInfo *vt_host_tiers_node (const VtHostTiers *tiers, guint node);
 /* Bytes of free hugetlbfs pages of `page_size` on the node (0 for another
