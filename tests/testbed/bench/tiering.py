@@ -958,7 +958,7 @@ class Dram:
 
     @staticmethod
     def have(guests):
-        return testbed.node_free_mib(0) + sum(node0_mib(guests).values())
+        return testbed.node_free_all_mib(0) + sum(node0_mib(guests).values())
 
     def want(self, guests, case):
         if self.fit is None:
@@ -1115,7 +1115,7 @@ def reset_placement(guests, dram, case):
         for g in guests[1:]:
             testbed.migratepages(g.pid, 0, 1)
         want = dram.want(guests, case)
-        if Dram.have(guests) - want > testbed.node_free_mib(0) - 16:
+        if Dram.have(guests) - want > testbed.node_free_all_mib(0) - 16:
             testbed.migratepages(guests[0].pid, 0, 1)
         have = dram.set(guests, want)
         testbed.migratepages(guests[0].pid, 1, 0)
@@ -1282,7 +1282,7 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
     print("  the hot sets: " + ", ".join(
         f"{g.name} {len(g.hvas('hot')) * 4096 / 2**20:.0f} MiB, {fp:.0f} MiB at the host's page size"
         for g, fp in zip(guests, footprint)), flush=True)
-    free_mib = testbed.node_free_mib(0)
+    free_mib = testbed.node_free_all_mib(0)
     needed_mib = must_move_mib(sum((1 - f) * fp for f, fp in zip(start, footprint[1:])),
                                sum(f * fp for f, fp in zip(start, footprint[1:])),
                                footprint[0], dram_mib, free_mib)
