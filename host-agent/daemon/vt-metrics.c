@@ -184,7 +184,8 @@ render_nodes (GString *out, const VtHostTiers *tiers)
   static const char *const names[] = { "vtier_node_total_bytes", "vtier_node_free_bytes",
                                        "vtier_node_top_tier", "vtier_node_kernel_floor_bytes" };
   static const char *const helps[] = {
-    "Memory of the host node.", "Free memory of the host node.",
+    "Memory of the host node.",
+    "Free memory of the host node: MemFree and its per-CPU lists' pages.",
     "Whether the node is in the top memory tier (1) or not (0).",
     ("Free memory the kernel keeps on the node (promo watermark, boost, lowmem reserve); "
      "vtierd's promotions leave at least this free on a top-tier node."),
