@@ -187,7 +187,8 @@ render_nodes (GString *out, const VtHostTiers *tiers)
     "Memory of the host node.",
     "Free memory of the host node: MemFree and its per-CPU lists' pages.",
     "Whether the node is in the top memory tier (1) or not (0).",
-    ("Free memory the kernel keeps on the node (promo watermark, boost, lowmem reserve); "
+    ("Free memory the kernel keeps on the node (kswapd's goal: high watermark, or promo in "
+     "NUMA balancing's tiering mode; boost, lowmem reserve); "
      "vtierd's promotions leave at least this free on a top-tier node."),
   };
   for (gsize m = 0; m < G_N_ELEMENTS (names); m++) {

@@ -17,10 +17,11 @@ typedef struct {
    * MemFree leaves out. */
   guint64 total, free, pcp_free;
   /* What the kernel keeps free on the node (/proc/zoneinfo, summed over
-   * its zones): its promo watermark (kswapd's goal on a host that tiers,
-   * the high one plus a step) and boost, and the free pages lower zones
-   * hold back from user memory (lowmem_reserve); and one step (promo less
-   * high). 0 where zoneinfo does not say. */
+   * its zones): kswapd's goal, the promo watermark in NUMA balancing's
+   * tiering mode and the high one (a step less) outside it, and boost,
+   * and the free pages lower zones hold back from user memory
+   * (lowmem_reserve); and one step (promo less high). 0 where zoneinfo
+   * does not say. */
   guint64 kernel_floor, kernel_step;
   /* Free pages of the hugetlbfs pools (nodeN/hugepages/hugepages-SIZEkB/
    * free_hugepages), 2 MiB and 1 GiB: where a hugetlbfs page can move to

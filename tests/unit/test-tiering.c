@@ -488,7 +488,8 @@ test_demotes_what_is_needed (void)
 }
 
 /* The kernel's floors, read from the testbed's own /proc/zoneinfo (6.12,
- * node0 2 GiB DMA+DMA32, node1 3 GiB Normal): its promo watermark, boost
+ * node0 2 GiB DMA+DMA32, node1 3 GiB Normal): its promo watermark (or
+ * high, by NUMA balancing's mode), boost
  * and what DMA holds back from user memory (lowmem_reserve), empty zones
  * (Movable) skipped; the step is promo less high. By default the engine
  * keeps the floor free and refills two steps above it. */
@@ -508,6 +509,21 @@ test_kernel_floor_from_zoneinfo (void)
   /* The free pages on its CPU's lists (pagesets, "count"). */
   g_assert_cmpuint (vt_host_tiers_node (tiers, 0)->pcp_free, ==, 29321 * PAGE);
   g_assert_cmpuint (vt_host_tiers_node (tiers, 1)->pcp_free, ==, 1953 * PAGE);
+  /* Outside NUMA balancing's tiering mode (numa_balancing without bit 2)
+   * kswapd keeps the high watermark free, a step below promo; in it, and
+   * unread (above), the promo watermark. */
+  const struct {
+    const char *mode;
+    guint64 floor;
+  } modes[] = { { "0\n", 11718 - 1450 }, { "1\n", 11718 - 1450 }, { "2\n", 11718 },
+                { "3\n", 11718 } };
+  for (gsize i = 0; i < G_N_ELEMENTS (modes); i++) {
+    vt_test_put_file (root, "proc/sys/kernel/numa_balancing", modes[i].mode);
+    g_autoptr (VtHostTiers) in_mode = vt_host_tiers_read (&error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (in_mode->top_kernel_floor, ==, modes[i].floor * PAGE);
+    g_assert_cmpuint (in_mode->top_kernel_step, ==, 1450 * PAGE);
+  }
   VtTieringConfig kernel_only = config;
   kernel_only.reserve_bytes = 0, kernel_only.low_watermark_pct = 0;
   kernel_only.high_watermark_pct = 0;

@@ -390,7 +390,7 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
         else:
             ok &= check(0.3 <= s["hot_on_node1"] <= 0.7, f"set-up: {g.name}'s hot set spread "
                         f"over both nodes ({s['hot_on_node1']:.1%} on node1, want 30-70%)")
-    # Against the kernel's floor (promo watermark, boost, the DMA zone's
+    # Against the kernel's floor (kswapd's goal watermark, boost, the DMA zone's
     # reserve), not the low watermark: vtierd promotes into no memory
     # below it (its low mark is the floor at least), and the hold leaves
     # as much free. With one busy VM's 64 MiB that came to 32 MiB above

@@ -319,11 +319,16 @@ def kernel_floor_bytes(node):
     """What the kernel keeps free on the node, and its step, in bytes, read
     as vtierd reads them (vt-tiers.c): per zone with managed pages, its
     promo watermark, boost, and its free pages up to its largest
-    protection; the step is promo less high."""
+    protection; the step is promo less high. Outside NUMA balancing's
+    tiering mode (numa_balancing without bit 2) kswapd keeps the high
+    watermark, a step less."""
     zs = zones(node)
     floor = sum(z.get("promo", 0) + z.get("boost", 0) + min(z.get("free", 0), z.get("protection", 0))
                 for z in zs)
-    return floor * 4096, sum(z.get("promo", 0) - z.get("high", 0) for z in zs) * 4096
+    step = sum(z.get("promo", 0) - z.get("high", 0) for z in zs)
+    with open("/proc/sys/kernel/numa_balancing") as f:
+        to_promo = int(f.read()) & 2
+    return (floor if to_promo else floor - step) * 4096, step * 4096
 
 
 def guest_cgroup(name):
