@@ -586,8 +586,8 @@ test_keeps_kernel_floor_free (void)
  * hot region (1024) ask a's cold memory to give 800 pages, and the
  * demotions stop as before (test_keeps_kernel_floor_free): free memory,
  * MemFree and the list's pages, ends at most the refill and a job's huge
- * page above the floor. Read from MemFree alone, 800 pages more went down
- * (2224 free, seen on the testbed: free read 46.9 MiB for 12 s of
+ * page above the floor. Read from MemFree alone, more went down: 2200
+ * pages ended free (as on the testbed: free read 46.9 MiB for 12 s of
  * demotions while the list went from 2 to 28 MiB). */
 static void
 test_per_cpu_lists_are_free (void)
@@ -2135,8 +2135,8 @@ test_room_levels_the_excess (void)
   world_init (&w, 2, 1);
   /* The first round's five jobs (8 MiB) within its byte allowance: with
    * 6.4 MiB a round, whether b's job (the last) ran depended on the time
-   * the others took (the allowance refills as they run), and in 1 run of
-   * 10-40 it did not; from then on a stood further above its target than
+   * the others took (the allowance refills as they run), and in 3 of 30 runs
+   * under load it did not; from then on a stood further above its target than
    * b, and leveling rightly took the later rounds' little room from a. */
   VtTieringConfig roomy = config;
   roomy.bytes_per_s = 256ull << 20;

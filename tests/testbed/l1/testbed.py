@@ -321,13 +321,16 @@ def kernel_floor_bytes(node):
     promo watermark, boost, and its free pages up to its largest
     protection; the step is promo less high. Outside NUMA balancing's
     tiering mode (numa_balancing without bit 2) kswapd keeps the high
-    watermark, a step less."""
+    watermark, a step less; unread, the promo one, as vtierd."""
     zs = zones(node)
     floor = sum(z.get("promo", 0) + z.get("boost", 0) + min(z.get("free", 0), z.get("protection", 0))
                 for z in zs)
     step = sum(z.get("promo", 0) - z.get("high", 0) for z in zs)
-    with open("/proc/sys/kernel/numa_balancing") as f:
-        to_promo = int(f.read()) & 2
+    try:
+        with open("/proc/sys/kernel/numa_balancing") as f:
+            to_promo = int(f.read()) & 2
+    except (OSError, ValueError):
+        to_promo = True
     return (floor if to_promo else floor - step) * 4096, step * 4096
 
 
