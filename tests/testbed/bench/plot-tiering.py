@@ -128,6 +128,27 @@ def table(data):
                   f"{statistics.median_low([s for _, s in cs]):.1f} s |")
     churn_table(data)
     own_table(data)
+    thp_table(data)
+
+
+def thp_table(data):
+    """The huge pages a policy split moving them (vmstat
+    thp_migration_split: the target node had no free 2 MiB block), and
+    the least of the two apps' hot pages in huge pages at a run's end
+    (runs since 2026-12-05, hot_thp_share)."""
+    pct = lambda v: f"{v:.0%}"  # noqa: E731
+    mib = lambda v: f"{v:.0f} MiB"  # noqa: E731
+    lines = []
+    for (case, policy, kernel), runs in rows(data):
+        split = [r["vmstat"]["thp_migration_split"] * 2 for r in runs
+                 if "thp_migration_split" in r.get("vmstat", {})]
+        least = [min(v for v in r["hot_thp_share"]["end"].values() if v is not None)
+                 for r in runs if any(v is not None for v in r.get("hot_thp_share", {}).get("end", {}).values())]
+        if split or least:
+            lines.append(f"| {case} | {policy} | {kernel} | {len(runs)} | {spread(split, mib, '-')} | "
+                         f"{spread(least, pct, '-')} |")
+    side_table(["runs", "huge pages split moving them", "an app's hot pages in huge pages at the end, the least"],
+               lines)
 
 
 def own_table(data):

@@ -1233,6 +1233,20 @@ def must_move_mib(off_mib, on_node0_mib, idle_hot_mib, dram_mib, free_mib):
     return up + max(0.0, up - free_mib)
 
 
+def hot_thp_share(apps):
+    """Of each app's hot pages (a sample of PROBE_PAGES), the share in
+    transparent huge pages (tbprobe.thp_share). A hot set split into 4 KiB
+    pages costs its guest TLB reach (and, in the emulated host, its
+    accesses' speed), and reads colder to a sampler: each 4 KiB page's
+    accessed bit is its own, not its huge page's."""
+    return {g.name: tbprobe.thp_share(g.pid, g.hvas("hot")[::max(1, len(g.hvas("hot")) // PROBE_PAGES)])
+            for g in apps}
+
+
+def fmt_share(v):
+    return "-" if v is None else f"{v:.0%}"
+
+
 def node0_mib(guests):
     """Each guest's memory on node0 (numa_maps of its QEMU process)."""
     return {g.name: round(testbed.numa_maps_per_node(g.pid).get(0, 0) / 2**20, 1) for g in guests}
@@ -1271,6 +1285,7 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
     # (needed_mib); needed_4k_mib counts the hot pages alone, as the bench
     # did before 2026-11-29.
     footprint = [tbprobe.host_footprint(g.pid, g.hvas("hot")) / 2**20 for g in guests]
+    thp_start = hot_thp_share(apps)
     # The cold sets' host addresses, asked before the policy starts: first
     # asked in the run's first sample (vtierd's belief), they took 38-93 s
     # of a boot's first run, an HMP gpa2hva per 2 MiB chunk (the idle VM's
@@ -1322,6 +1337,9 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
         raise RuntimeError(f"void end: samples to +{r['measured_s']:.0f} s only, in "
                            f"{r['wall_s']:.0f} s (at least {least_s:.0f} s are asked)")
     node0_end = node0_mib(guests)  # once: the net move and the JSON agree
+    thp_end = hot_thp_share(apps)
+    print("  the apps' hot pages in huge pages, start -> end: " + ", ".join(
+        f"{k} {fmt_share(thp_start[k])} -> {fmt_share(thp_end[k])}" for k in thp_end), flush=True)
     net_mib = net_move_mib(node0_start, node0_end)
     void_if_unseen(apps, "end")
     # Where a run's wall time goes beside its measure: what bounds how many
@@ -1341,6 +1359,7 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
               "migrated_over_needed_all": (round(r["migrated_mib"] / needed_all_mib, 2)
                                            if needed_all_mib else None),
               "node0_mib": {"start": node0_start, "end": node0_end},
+              "hot_thp_share": {"start": thp_start, "end": thp_end},
               # node0's free memory and the guests' part of it at the start
               "dram_for_guests_mib": dram_mib, "dram_wanted_mib": dram_want,
               "net_moved_mib": round(net_mib, 1),

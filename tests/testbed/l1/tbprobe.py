@@ -398,17 +398,41 @@ def host_footprint(pid, addrs):
         # took an app's 160 MiB hot set 40960)
         for block in blocks.values():
             for n, a in enumerate(block):
-                pm.seek((a // PAGE) * 8)
-                e = struct.unpack("<Q", pm.read(8))[0]
-                pfn = e & ((1 << 55) - 1)
-                if e >> 63 and pfn:
-                    kf.seek(pfn * 8)
-                    if struct.unpack("<Q", kf.read(8))[0] & KPF_THP:
-                        huge += 1
-                        small -= n  # the block's pages asked before: in it
-                        break
+                if _in_thp(pm, kf, a):
+                    huge += 1
+                    small -= n  # the block's pages asked before: in it
+                    break
                 small += 1
     return small * PAGE + huge * (2 << 20)
+
+
+def _in_thp(pm, kf, addr):
+    """Whether the page at `addr` is present and in a transparent huge
+    page (None: not present); pm and kf: the process's pagemap and
+    /proc/kpageflags, open."""
+    pm.seek((addr // PAGE) * 8)
+    e = struct.unpack("<Q", pm.read(8))[0]
+    pfn = e & ((1 << 55) - 1)
+    if not (e >> 63 and pfn):
+        return None
+    kf.seek(pfn * 8)
+    return bool(struct.unpack("<Q", kf.read(8))[0] & KPF_THP)
+
+
+def thp_share(pid, addrs):
+    """Of these pages of process `pid` that are present, the share mapped
+    in transparent huge pages (None: none present). A huge page the kernel
+    could not allocate on the target node is split and moved in 4 KiB
+    pages (vmstat thp_migration_split): the guest's memory stays so until
+    khugepaged collapses it."""
+    seen = huge = 0
+    with open(f"/proc/{pid}/pagemap", "rb") as pm, open("/proc/kpageflags", "rb") as kf:
+        for a in addrs:
+            thp = _in_thp(pm, kf, a)
+            if thp is not None:
+                seen += 1
+                huge += thp
+    return huge / seen if seen else None
 
 
 DAMON_ADMIN = "/sys/kernel/mm/damon/admin/kdamonds"
