@@ -1243,6 +1243,23 @@ def hot_thp_share(apps):
             for g in apps}
 
 
+def free_blocks_2m(node):
+    """node's free 2 MiB blocks (/proc/buddyinfo, orders 9 and up, its
+    zones but DMA): where a huge page moves whole. The text is kept in
+    the results too (buddyinfo.txt, the last run's end, and zoneinfo.txt
+    of the same moment), for the unit tests' fake trees."""
+    text = testbed.read("/proc/buddyinfo", "")
+    for name, content in (("buddyinfo.txt", text), ("zoneinfo.txt", testbed.read("/proc/zoneinfo", ""))):
+        with open(os.path.join(testbed.RESULTS, name), "w") as f:
+            f.write(content)
+    blocks = 0
+    for line in text.splitlines():
+        w = line.replace(",", " ").split()
+        if len(w) > 13 and w[0] == "Node" and int(w[1]) == node and w[3] != "DMA":
+            blocks += sum(int(n) << (o - 9) for o, n in enumerate(w[4:]) if o >= 9)
+    return blocks
+
+
 def fmt_share(v):
     return "-" if v is None else f"{v:.0%}"
 
@@ -1285,7 +1302,16 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
     # (needed_mib); needed_4k_mib counts the hot pages alone, as the bench
     # did before 2026-11-29.
     footprint = [tbprobe.host_footprint(g.pid, g.hvas("hot")) / 2**20 for g in guests]
+    # A run before that split the apps' huge pages (moving them to a node
+    # without a free 2 MiB block) would leave this one other guests: made
+    # whole again where they are (and printed when there were any).
+    for g in apps:
+        done, refused, error = tbprobe.collapse_huge_pages(g.pid, g.hvas("hot"))
+        if done or refused:
+            print(f"  {g.name}: {done} of its hot set's 2 MiB chunks made huge pages again"
+                  + (f", {refused} not ({error})" if refused else ""), flush=True)
     thp_start = hot_thp_share(apps)
+    blocks_start = free_blocks_2m(0)
     # The cold sets' host addresses, asked before the policy starts: first
     # asked in the run's first sample (vtierd's belief), they took 38-93 s
     # of a boot's first run, an HMP gpa2hva per 2 MiB chunk (the idle VM's
@@ -1338,8 +1364,10 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
                            f"{r['wall_s']:.0f} s (at least {least_s:.0f} s are asked)")
     node0_end = node0_mib(guests)  # once: the net move and the JSON agree
     thp_end = hot_thp_share(apps)
+    blocks_end = free_blocks_2m(0)
     print("  the apps' hot pages in huge pages, start -> end: " + ", ".join(
-        f"{k} {fmt_share(thp_start[k])} -> {fmt_share(thp_end[k])}" for k in thp_end), flush=True)
+        f"{k} {fmt_share(thp_start[k])} -> {fmt_share(thp_end[k])}" for k in thp_end) +
+        f"; node0's free 2 MiB blocks {blocks_start} -> {blocks_end}", flush=True)
     net_mib = net_move_mib(node0_start, node0_end)
     void_if_unseen(apps, "end")
     # Where a run's wall time goes beside its measure: what bounds how many
@@ -1360,6 +1388,7 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
                                            if needed_all_mib else None),
               "node0_mib": {"start": node0_start, "end": node0_end},
               "hot_thp_share": {"start": thp_start, "end": thp_end},
+              "node0_free_blocks_2m": {"start": blocks_start, "end": blocks_end},
               # node0's free memory and the guests' part of it at the start
               "dram_for_guests_mib": dram_mib, "dram_wanted_mib": dram_want,
               "net_moved_mib": round(net_mib, 1),

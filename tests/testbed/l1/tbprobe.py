@@ -378,6 +378,41 @@ def split_huge_pages(pid, addrs):
 
 
 KPF_THP = 1 << 22
+SYS_PROCESS_MADVISE = 440  # x86_64
+MADV_COLLAPSE = 25
+
+
+class _Iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+def collapse_huge_pages(pid, addrs):
+    """Makes the 2 MiB chunks of process `pid` that hold these addresses
+    transparent huge pages again where they are not (process_madvise
+    MADV_COLLAPSE, 6.1+; the kernel copies the chunk into a new huge page
+    on the node most of it is on). A set-up tool: a run that split a
+    guest's huge pages (move_pages found no free 2 MiB block) leaves the
+    next run a guest that is not the same. Returns (chunks collapsed,
+    chunks the kernel would not collapse, the first error or None)."""
+    chunks = sorted({a >> 21 for a in addrs})
+    done = refused = 0
+    first_error = None
+    pidfd = os.pidfd_open(pid)
+    try:
+        with open(f"/proc/{pid}/pagemap", "rb") as pm, open("/proc/kpageflags", "rb") as kf:
+            for c in chunks:
+                if _in_thp(pm, kf, c << 21) is not False:
+                    continue  # whole already, or not present
+                iov = _Iovec(c << 21, 2 << 20)
+                n = _libc.syscall(SYS_PROCESS_MADVISE, pidfd, ctypes.byref(iov), 1, MADV_COLLAPSE, 0)
+                if n < 0:
+                    refused += 1
+                    first_error = first_error or errno_name(-ctypes.get_errno())
+                else:
+                    done += 1
+    finally:
+        os.close(pidfd)
+    return done, refused, first_error
 
 
 def host_footprint(pid, addrs):
