@@ -10,6 +10,7 @@
 #include "migration/vt-migrate.h"
 #include "migration/vt-placement.h"
 #include "policy/vt-bounce.h"
+#include "policy/vt-huge-blocks.h"
 #include "policy/vt-move-rates.h"
 #include "policy/vt-move-units.h"
 #include "policy/vt-residency-cache.h"
@@ -214,6 +215,8 @@ struct _VtTiering {
    * seen, single moves of 8-21 s that held every other VM's moves up). */
   guint64 *huge_left_2m, *huge_left_1g;
   guint n_huge_nodes;
+  /* This round's free 2 MiB blocks per node, where THPs move whole. */
+  VtHugeBlocks *huge_blocks;
   /* The last round's division: its requests (VtShareRequest, as divided:
    * VFIO VMs off, interleave demands) and the capacity it divided, for
    * vt_tiering_share_beside. */
@@ -579,6 +582,7 @@ typedef struct {
   guint64 young;     /* promotion: hot bytes on a slow node, younger than promote-min-age */
   guint64 unmovable; /* of eligible regions, bytes the kernel would not move (held out) */
   guint64 no_huge_page; /* hugetlbfs: bytes asked for beyond the target pool's free pages */
+  guint64 no_free_block; /* THP: bytes held back, the target node out of free 2 MiB blocks */
 } PlanResult;
 
 /* What of a region may move that way: its bytes on the other tier, less
@@ -675,6 +679,15 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       const VtRegion *r = &in->regions[idx];
       guint64 movable = movable_bytes (s, r, &place[idx], promote, now);
       guint64 need = bytes - res.planned;
+      /* THPs: no more than the target's free blocks take (vt-huge-blocks.h). */
+      if (!pool && place[idx].page_class == VT_PAGE_CLASS_2M_THP) {
+        guint64 asked_here = MIN (movable, need);
+        guint64 may = vt_huge_blocks_grant (t->huge_blocks, node, asked_here);
+        res.no_free_block += asked_here - may;
+        if (may == 0)
+          continue;
+        need = may;
+      }
       gboolean hot = r->nr_accesses >= in->hot_threshold;
       VtMoveKey move = { promote ? place[idx].slow_node : place[idx].top_node, (guint) node,
                          place[idx].page_class };
@@ -707,6 +720,8 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
         }
         res.planned += need;
         res.hot += hot ? need : 0;
+        if (!promote && place[idx].page_class == VT_PAGE_CLASS_2M_THP)
+          vt_huge_blocks_credit (t->huge_blocks, (int) move.from, need);
         continue;
       }
       double part = (double) movable / (double) (r->end - r->start);
@@ -719,6 +734,8 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
       }
       res.planned += movable;
       res.hot += hot ? movable : 0;
+      if (!promote && place[idx].page_class == VT_PAGE_CLASS_2M_THP)
+        vt_huge_blocks_credit (t->huge_blocks, (int) move.from, movable);
     }
   }
   if (pool) {
@@ -1010,6 +1027,17 @@ run_next_job (VtTiering *t)
     }
     max = MIN (max, s->pool_credit);
   }
+  /* A THP moves into a free block of its target or is split: what the
+   * round's demotions freed by now, as its zones' watermarks allow. */
+  if (job->move.page_class == VT_PAGE_CLASS_2M_THP) {
+    guint64 want = MAX (MIN (max, job->end - job->start), HUGE_PAGE); /* a page at least */
+    guint64 may = vt_huge_blocks_room_now (t->huge_blocks, job->node, want);
+    if (may < HUGE_PAGE) {
+      run_next_job (t);
+      return;
+    }
+    max = MIN (max, may);
+  }
   s->jobs++;
   /* A page asked for counts its page size once (vt-migrate.h): at most
    * the range, or the cap and the huge page it may end inside. */
@@ -1076,24 +1104,46 @@ vt_tiering_move_rates (VtTiering *t)
   return t->rates;
 }
 
+/* A job's free 2 MiB blocks on its node (`blocks`, by node id, n of
+ * them; G_MAXUINT64: not counted): where a THP job to it takes from, and
+ * a THP job from it gives back to. NULL for any other job. */
+static guint64 *
+job_blocks (const Job *job, gboolean taking, guint64 *blocks, guint n)
+{
+  guint node = taking ? (guint) job->node : job->move.from;
+  if (job->move.page_class != VT_PAGE_CLASS_2M_THP || job->node < 0 || node >= n ||
+      blocks[node] == G_MAXUINT64)
+    return NULL;
+  return &blocks[node];
+}
+
 /* The round's order: promotions first, as far as the top tier has room
  * already (hot memory on a slow node is what the guest feels), then each
  * demotion followed by the promotions the room it frees lets in. With all
  * demotions first, emptying a full top tier would take every round's
- * budget, and nothing would come up until it was done. */
+ * budget, and nothing would come up until it was done. A THP promotion
+ * also waits for a free 2 MiB block (`blocks`, vt_huge_blocks_at_start),
+ * which a THP demotion from its node frees: its plan counted on those. */
 static void
-merge_jobs (GArray *jobs, const GArray *demotes, const GArray *promotes, guint64 room)
+merge_jobs (GArray *jobs, const GArray *demotes, const GArray *promotes, guint64 room,
+            guint64 *blocks, guint n_blocks)
 {
   guint d = 0, p = 0;
   while (d < demotes->len || p < promotes->len) {
     const Job *pro = p < promotes->len ? &g_array_index (promotes, Job, p) : NULL;
-    if (pro && (pro->bytes <= room || d == demotes->len)) {
+    guint64 *need = pro ? job_blocks (pro, TRUE, blocks, n_blocks) : NULL;
+    if (pro && ((pro->bytes <= room && (!need || pro->bytes <= *need)) || d == demotes->len)) {
       room -= MIN (room, pro->bytes);
+      if (need)
+        *need -= MIN (*need, pro->bytes);
       g_array_append_val (jobs, *pro);
       p++;
     } else {
       const Job *dem = &g_array_index (demotes, Job, d++);
       room += dem->promote ? 0 : dem->bytes; /* a hugetlbfs exchange's half (plan_exchange) */
+      guint64 *frees = dem->promote ? NULL : job_blocks (dem, FALSE, blocks, n_blocks);
+      if (frees)
+        *frees += dem->bytes;
       g_array_append_val (jobs, *dem);
     }
   }
@@ -1451,6 +1501,8 @@ take_retries (VtTiering *t, VmRound *v, guint64 want, guint64 room, GArray *prom
     guint64 *pool = huge_left (t, v->in, r->node);
     if (pool)
       bytes = MIN (bytes, *pool);
+    else if (r->move.page_class == VT_PAGE_CLASS_2M_THP)
+      bytes = vt_huge_blocks_grant (t->huge_blocks, r->node, bytes);
     /* What was left behind is held out as unmovable by now: no retry. */
     gboolean wanted = v->in->mode != VT_TIER_MODE_OFF && v->in->mode != VT_TIER_MODE_SLOW_ONLY &&
                       vt_unmovable_bytes_in (s->unmovable, r->start, r->end, TRUE, now) < r->busy;
@@ -1986,6 +2038,8 @@ status_of (VtTiering *t, const VmRound *v, gboolean wants_up, gboolean wants_dow
     return VT_TIERING_STATUS_UNMOVABLE;
   if (v->up.no_huge_page + v->down.no_huge_page + v->warm.no_huge_page + v->thin.no_huge_page > 0)
     return VT_TIERING_STATUS_NO_HUGE_PAGES;
+  if (v->up.no_free_block + v->down.no_free_block + v->swap_up.no_free_block > 0)
+    return VT_TIERING_STATUS_NO_FREE_BLOCK;
   if (eligible > 0 && cooling == eligible)
     return VT_TIERING_STATUS_COOLING;
   if (wants_up && (v->up.eligible > 0 || v->warm_slow > 0) && room == 0)
@@ -2062,6 +2116,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     t->huge_left_2m[k] = vt_host_tiers_free_huge (tiers, k, 2ull << 20);
     t->huge_left_1g[k] = vt_host_tiers_free_huge (tiers, k, 1ull << 30);
   }
+  vt_huge_blocks_round (t->huge_blocks, tiers);
   if (!pfns)
     g_debug ("tiering: residency by move_pages queries: %s", pfn_error->message);
   guint64 vm_top = 0;
@@ -2422,7 +2477,10 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
       plan_interleave (t, tiers, pfns, v, budget, &promote_room, promotes, demotes);
   }
   guint64 lend = tiers->top_free > low ? tiers->top_free - low : 0;
-  merge_jobs (t->jobs, demotes, promotes, MIN (lend, room + freed));
+  guint n_blocks;
+  g_autofree guint64 *blocks = vt_huge_blocks_at_start (t->huge_blocks, &n_blocks);
+  merge_jobs (t->jobs, demotes, promotes, MIN (lend, room + freed), blocks, n_blocks);
+  vt_huge_blocks_planned (t->huge_blocks);
 
   for (guint i = 0; i < n; i++) {
     VmRound *v = &vr[i];
@@ -2533,6 +2591,7 @@ vt_tiering_new (const VtTieringConfig *config, VtTieringInputsFunc inputs, gpoin
   t->last_requests = g_array_new (FALSE, FALSE, sizeof (VtShareRequest));
   t->cancel = g_cancellable_new ();
   t->rates = vt_move_rates_new ();
+  t->huge_blocks = vt_huge_blocks_new ();
   t->refilled_us = g_get_monotonic_time ();
   t->byte_tokens = (double) round_budget (t);
   t->cpu_tokens_us = config->interval_ms * (double) config->cpu_ms_per_s;
@@ -2583,6 +2642,7 @@ vt_tiering_free (VtTiering *t)
   g_array_unref (t->last_requests);
   g_hash_table_unref (t->vms);
   vt_move_rates_free (t->rates);
+  vt_huge_blocks_free (t->huge_blocks);
   g_free (t->huge_left_2m);
   g_free (t->huge_left_1g);
   g_free (t);
@@ -2637,6 +2697,7 @@ static const char *const status_names[] = {
   [VT_TIERING_STATUS_UNMOVABLE] = "unmovable",
   [VT_TIERING_STATUS_NO_HUGE_PAGES] = "no-huge-pages",
   [VT_TIERING_STATUS_KERNEL_MOVING] = "kernel-moving",
+  [VT_TIERING_STATUS_NO_FREE_BLOCK] = "no-free-block",
 };
 
 static const char *const status_descriptions[] = {
@@ -2658,6 +2719,9 @@ static const char *const status_descriptions[] = {
                                       "(nodeN/hugepages/.../nr_hugepages)",
   [VT_TIERING_STATUS_KERNEL_MOVING] = "its hot memory is below its target, and the kernel's "
                                       "DAMOS scheme promotes it (engine kernel)",
+  [VT_TIERING_STATUS_NO_FREE_BLOCK] = "its RAM is in transparent huge pages, and the node it "
+                                      "should move to has no free 2 MiB block to take one "
+                                      "whole; vtierd compacts the node",
 };
 
 const char *const vt_tiering_engine_names[] = {

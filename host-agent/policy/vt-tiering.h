@@ -139,6 +139,7 @@ typedef enum {
   VT_TIERING_STATUS_UNMOVABLE,        /* what would move, the kernel would not (vt-unmovable.h) */
   VT_TIERING_STATUS_NO_HUGE_PAGES,    /* hugetlbfs RAM; the target's pool has no free page */
   VT_TIERING_STATUS_KERNEL_MOVING,    /* below its target; the kernel engine promotes it */
+  VT_TIERING_STATUS_NO_FREE_BLOCK,    /* THP RAM; the target node has no free 2 MiB block */
 } VtTieringStatus;
 
 /* Who moves a VM's memory: vtierd's own move_pages worker, or the

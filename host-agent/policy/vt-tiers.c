@@ -67,9 +67,21 @@ read_node (guint node, VtNodeInfo *info, GError **error)
   return TRUE;
 }
 
+/* A line's words: what lies between `separators`, empty ones left out. */
+static GStrv
+words_of (const char *line, const char *separators)
+{
+  g_auto (GStrv) all = g_strsplit_set (line, separators, -1);
+  g_autoptr (GStrvBuilder) words = g_strv_builder_new ();
+  for (char **x = all; *x; x++)
+    if (**x)
+      g_strv_builder_add (words, *x);
+  return g_strv_builder_end (words);
+}
+
 /* One zone's figures from /proc/zoneinfo, in pages. */
 typedef struct {
-  guint64 free, boost, high, promo, protection, managed, pcp;
+  guint64 free, boost, low, high, promo, protection, managed, pcp;
   gboolean has_promo;
 } ZoneMarks;
 
@@ -102,36 +114,126 @@ vt_host_tiers_parse_zoneinfo (const char *text, VtNodeInfo *nodes, guint n_nodes
   ZoneMarks z = { 0 };
   gint node = -1;
   for (char **l = lines; *l; l++) {
-    g_auto (GStrv) f = g_strsplit_set (g_strstrip (*l), " \t,()", -1);
-    g_autoptr (GPtrArray) w = g_ptr_array_new ();
-    for (char **x = f; *x; x++)
-      if (**x)
-        g_ptr_array_add (w, *x);
-    if (w->len == 0)
+    g_auto (GStrv) w = words_of (*l, " \t,()");
+    guint len = g_strv_length (w);
+    if (len == 0)
       continue;
-    const char *key = w->pdata[0];
-    guint64 v = w->len > 1 ? g_ascii_strtoull (w->pdata[w->len - 1], NULL, 10) : 0;
-    if (g_str_equal (key, "Node") && w->len >= 2) {
+    const char *key = w[0];
+    guint64 v = len > 1 ? g_ascii_strtoull (w[len - 1], NULL, 10) : 0;
+    if (g_str_equal (key, "Node") && len >= 2) {
       add_zone (nodes, n_nodes, node, &z, page);
-      node = (gint) g_ascii_strtoll (w->pdata[1], NULL, 10);
+      node = (gint) g_ascii_strtoll (w[1], NULL, 10);
       memset (&z, 0, sizeof z);
-    } else if (g_str_equal (key, "pages") && w->len == 3 && g_str_equal (w->pdata[1], "free")) {
+    } else if (g_str_equal (key, "pages") && len == 3 && g_str_equal (w[1], "free")) {
       z.free = v;
-    } else if (w->len == 2 && g_str_equal (key, "managed")) {
+    } else if (len == 2 && g_str_equal (key, "managed")) {
       z.managed = v;
-    } else if (w->len == 2 && g_str_equal (key, "boost")) {
+    } else if (len == 2 && g_str_equal (key, "boost")) {
       z.boost = v;
-    } else if (w->len == 2 && g_str_equal (key, "high")) {
+    } else if (len == 2 && g_str_equal (key, "high")) {
       z.high = v;
-    } else if (w->len == 2 && g_str_equal (key, "promo")) {
+    } else if (len == 2 && g_str_equal (key, "low")) {
+      z.low = v;
+    } else if (len == 2 && g_str_equal (key, "promo")) {
       z.promo = v, z.has_promo = TRUE;
     } else if (g_str_equal (key, "protection:")) {
       z.protection = v;
-    } else if (w->len == 2 && g_str_equal (key, "count:")) {
+    } else if (len == 2 && g_str_equal (key, "count:")) {
       z.pcp += v;
     }
   }
   add_zone (nodes, n_nodes, node, &z, page);
+}
+
+/* "Node 0, zone   Normal   n0 n1 ... n10": free blocks of each order. A
+ * block of order 9 + k is 2^k blocks of 2 MiB (4 KiB pages). */
+/* A buddyinfo line's node, zone and free 2 MiB blocks; FALSE for another. */
+static gboolean
+buddyinfo_line (const char *line, guint *node, char **zone, guint64 *blocks)
+{
+  guint block_order = 0;
+  while (((guint64) sysconf (_SC_PAGESIZE) << block_order) < (2ull << 20))
+    block_order++;
+  g_auto (GStrv) w = words_of (line, " \t,");
+  guint len = g_strv_length (w);
+  guint64 id;
+  if (len < 4 || !g_str_equal (w[0], "Node") || !g_str_equal (w[2], "zone") ||
+      !g_ascii_string_to_unsigned (w[1], 10, 0, G_MAXUINT, &id, NULL))
+    return FALSE;
+  *node = (guint) id;
+  *zone = g_strdup (w[3]);
+  *blocks = 0;
+  for (guint o = block_order; 4 + o < len && o - block_order < 32; o++)
+    *blocks += g_ascii_strtoull (w[4 + o], NULL, 10) << (o - block_order);
+  return TRUE;
+}
+
+void
+vt_host_tiers_parse_buddyinfo (const char *text, VtNodeInfo *nodes, guint n_nodes)
+{
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  for (char **l = lines; *l; l++) {
+    guint id;
+    g_autofree char *zone = NULL;
+    guint64 blocks;
+    if (!buddyinfo_line (*l, &id, &zone, &blocks))
+      continue;
+    gboolean dma = g_str_equal (zone, "DMA");
+    for (guint i = 0; i < n_nodes; i++) {
+      if (nodes[i].node != id)
+        continue;
+      nodes[i].blocks_known = TRUE;
+      nodes[i].free_blocks_2m += dma ? 0 : blocks;
+    }
+  }
+}
+
+guint64
+vt_host_tiers_block_room (const char *zoneinfo, const char *buddyinfo, guint node)
+{
+  /* Each zone of the node: free pages less its low watermark and what it
+   * holds back from user memory (the last protection entry). */
+  g_autoptr (GHashTable) above = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_auto (GStrv) lines = g_strsplit (zoneinfo, "\n", -1);
+  g_autofree char *zone = NULL;
+  guint64 free_pages = 0, low = 0;
+  for (char **l = lines; *l; l++) {
+    /* Read as each move is about to run: the lines it needs alone are
+     * split (zoneinfo is ~60 lines a zone, most of them per-CPU counts). */
+    const char *t = *l + strspn (*l, " \t");
+    if (!g_str_has_prefix (t, "Node") && !g_str_has_prefix (t, "pages free") &&
+        !g_str_has_prefix (t, "low") && !g_str_has_prefix (t, "protection:"))
+      continue;
+    g_auto (GStrv) w = words_of (t, " \t,()");
+    guint len = g_strv_length (w);
+    guint64 v = len > 1 ? g_ascii_strtoull (w[len - 1], NULL, 10) : 0;
+    if (len >= 4 && g_str_equal (w[0], "Node")) {
+      g_free (zone);
+      zone = g_ascii_strtoull (w[1], NULL, 10) == node ? g_strdup (w[3]) : NULL;
+    } else if (zone && len == 3 && g_str_equal (w[0], "pages") && g_str_equal (w[1], "free")) {
+      free_pages = v;
+    } else if (zone && len == 2 && g_str_equal (w[0], "low")) {
+      low = v;
+    } else if (zone && len > 1 && g_str_equal (w[0], "protection:")) {
+      guint64 floor = low + v;
+      g_hash_table_insert (above, g_strdup (zone),
+                           GSIZE_TO_POINTER (free_pages > floor ? free_pages - floor : 0));
+    }
+  }
+  guint64 room = 0;
+  g_auto (GStrv) blines = g_strsplit (buddyinfo, "\n", -1);
+  for (char **l = blines; *l; l++) {
+    guint id;
+    g_autofree char *name = NULL;
+    guint64 blocks;
+    gpointer pages;
+    if (!buddyinfo_line (*l, &id, &name, &blocks) || id != node ||
+        !g_hash_table_lookup_extended (above, name, NULL, &pages))
+      continue;
+    guint64 block_pages = (2ull << 20) / (guint64) sysconf (_SC_PAGESIZE);
+    room += MIN (blocks, GPOINTER_TO_SIZE (pages) / block_pages);
+  }
+  return room;
 }
 
 /* Whether kswapd reclaims a node up to its promo watermark, not its high
@@ -221,6 +323,9 @@ vt_host_tiers_read (GError **error)
     g_array_append_val (t->nodes, info);
   }
   read_kernel_floors ((VtNodeInfo *) t->nodes->data, t->nodes->len);
+  g_autofree char *buddyinfo = vt_sysfs_read ("proc/buddyinfo", NULL);
+  if (buddyinfo)
+    vt_host_tiers_parse_buddyinfo (buddyinfo, (VtNodeInfo *) t->nodes->data, t->nodes->len);
   for (guint i = 0; i < t->nodes->len; i++) {
     VtNodeInfo *n = &g_array_index (t->nodes, VtNodeInfo, i);
     /* Pages freed go to the freeing CPU's list first and reach MemFree

@@ -27,6 +27,14 @@ typedef struct {
    * free_hugepages), 2 MiB and 1 GiB: where a hugetlbfs page can move to
    * without the kernel making a surplus one (compaction, seconds). */
   guint64 free_huge_2m, free_huge_1g;
+  /* Free 2 MiB blocks of the buddy allocator (/proc/buddyinfo, orders 9
+   * and up, in zones other than DMA, which holds them back from user
+   * memory): where a transparent huge page can move to whole. A THP
+   * move_pages finds no block for is split, and its 4 KiB pages move
+   * (mm/migrate.c; NUMA balancing's never split). Blocks freed onto a
+   * CPU's list are not counted. blocks_known: buddyinfo named the node. */
+  guint64 free_blocks_2m;
+  gboolean blocks_known;
   /* HMAT figures for access from the nearest initiators
    * (nodeN/access0/initiators/): ns and MB/s; 0 where the host has none. */
   guint64 read_latency, write_latency;
@@ -48,6 +56,18 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtHostTiers, vt_host_tiers_free)
  * its per-CPU lists, to the nodes it names (kernel_floor, kernel_step,
  * pcp_free; zones of other nodes are skipped). */
 void vt_host_tiers_parse_zoneinfo (const char *text, VtNodeInfo *nodes, guint n_nodes);
+/* Adds /proc/buddyinfo's free 2 MiB blocks to the nodes it names
+ * (free_blocks_2m, blocks_known). */
+void vt_host_tiers_parse_buddyinfo (const char *text, VtNodeInfo *nodes, guint n_nodes);
+/* The 2 MiB blocks a movable allocation on `node` takes now without a
+ * zone going below its low watermark and what it holds back from user
+ * memory (/proc/zoneinfo's "pages free", which leaves out the per-CPU
+ * lists, "low" and the last "protection" entry), as far as it has free
+ * blocks (/proc/buddyinfo): what a THP's move there finds. Below the low
+ * mark the page allocator's fast path fails, and move_pages splits the
+ * huge page; free blocks alone overstated it (the contended bench: huge
+ * pages let through by buddyinfo were refused and split, 6-19 a run). */
+guint64 vt_host_tiers_block_room (const char *zoneinfo, const char *buddyinfo, guint node);
 const VtNodeInfo *vt_host_tiers_node (const VtHostTiers *tiers, guint node);
 /* Bytes of free hugetlbfs pages of `page_size` on the node (0 for another
  * size or no pool). */

@@ -1,6 +1,6 @@
 /* A line of the damon_aggregated tracepoint (trace_pipe), as the kernel
  * prints it, and the node lists and sizes vtierd reads from sysfs and
- * configs, and /proc/zoneinfo's watermarks. */
+ * configs, /proc/zoneinfo's watermarks and /proc/buddyinfo's free blocks. */
 #include "fuzz.h"
 
 #include "access/vt-damon.h"
@@ -25,5 +25,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   vt_parse_size (line, &bytes);
   VtNodeInfo two[2] = { { .node = 0 }, { .node = 1 } };
   vt_host_tiers_parse_zoneinfo (line, two, G_N_ELEMENTS (two));
+  vt_host_tiers_parse_buddyinfo (line, two, G_N_ELEMENTS (two));
   return 0;
 }

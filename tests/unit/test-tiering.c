@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/vt-pagemap.h"
 #include "common/vt-sysfs.h"
 #include "migration/vt-migrate.h"
 #include "policy/vt-tiering.h"
@@ -56,6 +57,25 @@ huge_free (int node)
   return MAX (0, huge_pool[node] - used / 512);
 }
 
+/* >= 0: node n's free pages that are in no whole free 2 MiB block (the
+ * rest are in such blocks); /proc/buddyinfo says so. -1: no buddyinfo. A
+ * huge page that leaves the node frees a block, one that comes takes one. */
+static gint64 fragmented[2] = { -1, -1 };
+static guint thp_splits; /* huge pages moved to a node without a free block */
+
+static gboolean
+unfragmented (int node)
+{
+  return fragmented[node] < 0;
+}
+
+static guint64
+free_blocks (int node)
+{
+  guint64 free_pages = node_free (node) / PAGE;
+  return free_pages > (guint64) fragmented[node] ? (free_pages - fragmented[node]) / 512 : 0;
+}
+
 static void
 write_meminfo (void)
 {
@@ -78,6 +98,17 @@ write_meminfo (void)
     g_autofree char *free_pages = g_strdup_printf ("%d\n", huge_free (n));
     vt_test_put_file (root, rel, free_pages);
   }
+  if (unfragmented (0) && unfragmented (1))
+    return;
+  g_autoptr (GString) buddyinfo = g_string_new (NULL);
+  for (int n = 0; n < 2; n++)
+    if (!unfragmented (n))
+      g_string_append_printf (buddyinfo, "Node %d, zone   Normal %6" G_GINT64_FORMAT
+                              "      0      0      0      0      0      0      0      0 %6"
+                              G_GUINT64_FORMAT "      0 \n", n,
+                              MIN (fragmented[n], (gint64) (node_free (n) / PAGE)),
+                              free_blocks (n));
+  vt_test_put_file (root, "proc/buddyinfo", buddyinfo->str);
 }
 
 /* VM v's pages are at BASE + v * 1 GiB. */
@@ -106,6 +137,29 @@ static guint64 node0_refuses_below;
 /* > 0: VM a's pages are folios of this many pages, aligned: a move of
  * any page of one moves all of it, as the kernel moves a huge page. */
 static int folio_pages;
+
+/* TRUE: the fake tree's pagemap follows the moves (sync_pagemap). */
+static gboolean pagemap_follows;
+
+/* Each VM's pagemap in the fake tree as `placement` has its pages, each
+ * present and mapped once: PFN node * 65536 + 1024 + vm * PAGES + page
+ * (128 MiB memory blocks, put_thp_memory: node0 PFNs below 65536). */
+static void
+sync_pagemap (void)
+{
+  g_autofree char *path = g_build_filename (root, "proc", G_STRINGIFY (PID), "pagemap", NULL);
+  int fd = open (path, O_WRONLY | O_CREAT, 0644);
+  g_assert_cmpint (fd, >=, 0);
+  for (int vm = 0; vm < 2; vm++) {
+    static guint64 e[PAGES];
+    for (int p = 0; p < PAGES; p++)
+      e[p] = 1ull << 63 | 1ull << 56 |
+             ((guint64) placement[vm][p] * 65536 + 1024 + (guint64) vm * PAGES + (guint64) p);
+    off_t at = (off_t) ((BASE + ((guint64) vm << 30)) / PAGE * 8);
+    g_assert_cmpint (pwrite (fd, e, sizeof e, at), ==, (ssize_t) sizeof e);
+  }
+  close (fd);
+}
 
 /* TRUE: a move, once it has moved its pages, stays in the kernel until
  * the test lets it return (gate_open). */
@@ -147,9 +201,12 @@ fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, i
     else {
       if (nodes && *p != nodes[i] && node_free (nodes[i]) >= PAGE) {
         int *first = p, *last = p + 1;
-        if (folio_pages > 0 && p >= placement[0] && p < placement[0] + PAGES) {
-          first = placement[0] + (p - placement[0]) / folio_pages * folio_pages;
+        int vm = p >= placement[1] && p < placement[1] + PAGES;
+        if (folio_pages > 0 && (vm == 1 || (p >= placement[0] && p < placement[0] + PAGES))) {
+          first = placement[vm] + (p - placement[vm]) / folio_pages * folio_pages;
           last = first + folio_pages;
+          /* No free block on the target: the kernel splits the huge page. */
+          thp_splits += unfragmented (nodes[i]) == 0 && free_blocks (nodes[i]) == 0;
         }
         for (int *q = first; q < last; q++)
           *q = nodes[i];
@@ -160,6 +217,8 @@ fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, i
   busy_calls -= busy_seen;
   shared_asked += shared_seen;
   write_meminfo ();
+  if (nodes && pagemap_follows)
+    sync_pagemap ();
   while (nodes && gate_closed && !gate_open)
     g_cond_wait (&gate_cond, &fake_lock);
   g_mutex_unlock (&fake_lock);
@@ -188,6 +247,9 @@ drop_host (void)
   g_mutex_lock (&fake_lock);
   vt_migrate_set_move_pages_func (NULL);
   vt_sysfs_set_root (NULL);
+  pagemap_follows = FALSE;
+  fragmented[0] = fragmented[1] = -1;
+  thp_splits = 0;
   g_autofree char *cmd = g_strdup_printf ("rm -rf %s", root);
   g_assert_cmpint (system (cmd), ==, 0);
   g_clear_pointer (&root, g_free);
@@ -499,9 +561,14 @@ test_kernel_floor_from_zoneinfo (void)
   make_host ();
   g_autofree char *zoneinfo = vt_test_read_data ("proc/zoneinfo-two-tier.txt");
   vt_test_put_file (root, "proc/zoneinfo", zoneinfo);
+  g_autofree char *buddyinfo = vt_test_read_data ("proc/buddyinfo-two-tier.txt");
+  vt_test_put_file (root, "proc/buddyinfo", buddyinfo);
   g_autoptr (GError) error = NULL;
   g_autoptr (VtHostTiers) tiers = vt_host_tiers_read (&error);
   g_assert_no_error (error);
+  /* ... and its free 2 MiB blocks, from the same host's buddyinfo. */
+  g_assert_cmpuint (vt_host_tiers_node (tiers, 0)->free_blocks_2m, ==, 10);
+  g_assert_cmpuint (vt_host_tiers_node (tiers, 1)->free_blocks_2m, ==, 931);
   g_assert_cmpuint (vt_host_tiers_node (tiers, 0)->kernel_floor, ==, (94 + 1565 + 10059) * PAGE);
   g_assert_cmpuint (vt_host_tiers_node (tiers, 0)->kernel_step, ==, (13 + 1437) * PAGE);
   g_assert_cmpuint (vt_host_tiers_node (tiers, 1)->kernel_floor, ==, 19411 * PAGE);
@@ -605,9 +672,14 @@ test_per_cpu_lists_are_free (void)
     "  pagesets\n    cpu: 0\n              count: %u\n              high:  900\n"
     "              batch: 63\n  vm stats threshold: 24\n", on_lists);
   vt_test_put_file (root, "proc/zoneinfo", zoneinfo);
+  g_autofree char *buddyinfo = vt_test_read_data ("proc/buddyinfo-two-tier.txt");
+  vt_test_put_file (root, "proc/buddyinfo", buddyinfo);
   g_autoptr (GError) error = NULL;
   g_autoptr (VtHostTiers) tiers = vt_host_tiers_read (&error);
   g_assert_no_error (error);
+  /* ... and its free 2 MiB blocks, from the same host's buddyinfo. */
+  g_assert_cmpuint (vt_host_tiers_node (tiers, 0)->free_blocks_2m, ==, 10);
+  g_assert_cmpuint (vt_host_tiers_node (tiers, 1)->free_blocks_2m, ==, 931);
   g_assert_cmpuint (vt_host_tiers_node (tiers, 0)->pcp_free, ==, on_lists * PAGE);
   g_assert_cmpuint (tiers->top_free, ==, 1424 * PAGE);
   VtTieringConfig kernel_only = config;
@@ -1763,6 +1835,93 @@ put_pagemap (int first_page, int n, int node)
                      (ssize_t) sizeof e);
   }
   close (fd);
+}
+
+/* Both VMs' RAM in transparent huge pages, each 2 MiB piece one
+ * (kpageflags: a head and its tails, on either node), the pagemap
+ * following the moves, and the memory blocks that tell the nodes apart. */
+static void
+put_thp_memory (void)
+{
+  vt_test_put_file (root, "sys/devices/system/memory/block_size_bytes", "8000000\n");
+  for (int b = 0; b < 4; b++) {
+    g_autofree char *rel = g_strdup_printf ("sys/devices/system/node/node%d/memory%d/online",
+                                            b / 2, b);
+    vt_test_put_file (root, rel, "1\n");
+  }
+  g_autofree char *kpageflags = g_build_filename (root, "proc", "kpageflags", NULL);
+  int kf = open (kpageflags, O_WRONLY | O_CREAT, 0644);
+  g_assert_cmpint (kf, >=, 0);
+  for (guint64 pfn = 1024; pfn < 65536 + 1024 + 2 * PAGES; pfn++) {
+    guint64 f = VT_KPF_THP | ((pfn - 1024) % 512 ? VT_KPF_COMPOUND_TAIL : VT_KPF_COMPOUND_HEAD);
+    if (pfn % 65536 >= 1024 && pfn % 65536 < 1024 + 2 * PAGES)
+      g_assert_cmpint (pwrite (kf, &f, sizeof f, (off_t) (pfn * 8)), ==, (ssize_t) sizeof f);
+  }
+  close (kf);
+  g_mutex_lock (&fake_lock);
+  pagemap_follows = TRUE;
+  sync_pagemap ();
+  g_mutex_unlock (&fake_lock);
+}
+
+/* Hot memory in THPs waits for a free 2 MiB block on the top node: moved
+ * without one, move_pages splits each huge page and moves its 4 KiB pages
+ * (the contended bench's hot sets went from 100% in THPs to 48%). Here
+ * node0 has none (buddyinfo): nothing moves, the status says why, and the
+ * node is compacted; compaction made none (the fake buddyinfo stays), so
+ * the moves then go through as the kernel makes them. */
+static void
+test_thp_waits_for_a_free_block (void)
+{
+  World w;
+  folio_pages = 512;
+  one_vm_on_the_slow_node (&w, 1);
+  put_thp_memory ();
+  fragmented[0] = NODE_PAGES, fragmented[1] = 0; /* node0: no free block */
+  write_meminfo ();
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  g_autofree char *compact = g_build_filename (root, "sys/devices/system/node/node0/compact", NULL);
+  step_round (t, 0);
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpstr (vt_tiering_status_name (st->status), ==, "no-free-block");
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 0);
+  gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (!g_file_test (compact, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, FALSE), g_usleep (1000);
+  g_assert_true (g_file_test (compact, G_FILE_TEST_EXISTS));
+  g_assert_cmpuint (thp_splits, ==, 0);
+  run_rounds (t, 20);
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
+  g_assert_cmpuint (thp_splits, ==, 2); /* let through, as the kernel moves them */
+  folio_pages = 0;
+  drop_host ();
+}
+
+/* The same without a free block, where VM a's cold THPs on node0 go down
+ * to make room for b's hot ones: each frees a block, and b's promotions
+ * take those, queued behind a's demotions, in the same rounds: no
+ * compaction, and nothing of b's split. Before, they waited for the
+ * blocks to show in the next round's buddyinfo, and the bench's first
+ * round demoted 390 MiB alone, 4 s without a promotion. */
+static void
+test_thp_takes_blocks_demotions_free (void)
+{
+  World w;
+  folio_pages = 512;
+  a_fills_dram_b_on_the_slow_node (&w, 256);
+  put_thp_memory ();
+  fragmented[0] = 256, fragmented[1] = 0; /* node0's 256 free pages: no block */
+  write_meminfo ();
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 20);
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024); /* b's hot region came up */
+  g_assert_cmpuint (count (0, 1024, 3072, 1), >, 0);  /* a's cold went down for it */
+  g_autofree char *compact = g_build_filename (root, "sys/devices/system/node/node0/compact", NULL);
+  g_assert_false (g_file_test (compact, G_FILE_TEST_EXISTS));
+  g_assert_cmpuint (thp_splits, ==, 0);
+  folio_pages = 0;
+  node_used_other[0] = 0;
+  drop_host ();
 }
 
 /* With residency-refresh-rounds, memory in use counts from the cache too
@@ -3041,6 +3200,9 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/shared-pages-held-when-regions-move",
                    test_shared_pages_held_when_regions_move);
   g_test_add_func ("/tiering/huge-page-moves-as-one-unit", test_huge_page_moves_as_one_unit);
+  g_test_add_func ("/tiering/thp-waits-for-a-free-block", test_thp_waits_for_a_free_block);
+  g_test_add_func ("/tiering/thp-takes-blocks-demotions-free",
+                   test_thp_takes_blocks_demotions_free);
   g_test_add_func ("/tiering/hugetlb-moves-into-the-pool", test_hugetlb_moves_into_the_pool);
   g_test_add_func ("/tiering/one-aggregation-is-one-reading", test_one_aggregation_is_one_reading);
   g_test_add_func ("/tiering/vfio-vm-is-left-where-it-sits", test_vfio_vm_is_left_where_it_sits);
