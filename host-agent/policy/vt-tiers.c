@@ -81,49 +81,47 @@ words_of (const char *line, const char *separators)
 
 /* One zone's figures from /proc/zoneinfo, in pages. */
 typedef struct {
+  gint node; /* -1: before the first zone */
+  char zone[16];
   guint64 free, boost, low, high, promo, protection, managed, pcp;
   gboolean has_promo;
 } ZoneMarks;
 
-static void
-add_zone (VtNodeInfo *nodes, guint n_nodes, gint node, const ZoneMarks *z, guint64 page)
-{
-  /* An empty zone (Movable, most often) has watermarks but nothing to
-   * keep them with: the kernel skips it. */
-  for (guint i = 0; node >= 0 && z->managed && i < n_nodes; i++) {
-    if (nodes[i].node != (guint) node)
-      continue;
-    /* Before 6.1 there is no promo line: the kernel sets it a step
-     * (low less min) above high, a step we do not know; high alone. */
-    guint64 promo = z->has_promo ? z->promo : z->high;
-    nodes[i].kernel_floor += (promo + z->boost + MIN (z->free, z->protection)) * page;
-    nodes[i].kernel_step += (promo > z->high ? promo - z->high : 0) * page;
-    nodes[i].pcp_free += z->pcp * page;
-  }
-}
+typedef void (*ZoneFunc) (const ZoneMarks *z, gpointer data);
 
 /* Zones are "Node N, zone NAME" blocks; their free count is "pages free
  * N", a watermark "NAME N", the protection "(a, b, ..., z)", whose last
  * entry is what the zone holds back from movable user memory, and each
- * CPU's pageset "count: N", its per-CPU list's free pages. */
-void
-vt_host_tiers_parse_zoneinfo (const char *text, VtNodeInfo *nodes, guint n_nodes)
+ * CPU's pageset "count: N", its per-CPU list's free pages. Calls `fn`
+ * with each zone. Only lines that start with one of those keys are split:
+ * it is read as each THP move is about to run, and most of its ~60 lines
+ * a zone are counters. */
+static void
+zoneinfo_for_each (const char *text, ZoneFunc fn, gpointer data)
 {
-  guint64 page = (guint64) sysconf (_SC_PAGESIZE);
+  static const char *const keys[] = { "Node", "pages", "managed", "boost", "low", "high",
+                                      "promo", "protection:", "count:" };
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  ZoneMarks z = { 0 };
-  gint node = -1;
+  ZoneMarks z = { .node = -1 };
   for (char **l = lines; *l; l++) {
-    g_auto (GStrv) w = words_of (*l, " \t,()");
+    const char *t = *l + strspn (*l, " \t");
+    gsize k = 0;
+    while (k < G_N_ELEMENTS (keys) && !g_str_has_prefix (t, keys[k]))
+      k++;
+    if (k == G_N_ELEMENTS (keys))
+      continue;
+    g_auto (GStrv) w = words_of (t, " \t,()");
     guint len = g_strv_length (w);
     if (len == 0)
       continue;
     const char *key = w[0];
     guint64 v = len > 1 ? g_ascii_strtoull (w[len - 1], NULL, 10) : 0;
     if (g_str_equal (key, "Node") && len >= 2) {
-      add_zone (nodes, n_nodes, node, &z, page);
-      node = (gint) g_ascii_strtoll (w[1], NULL, 10);
+      if (z.node >= 0)
+        fn (&z, data);
       memset (&z, 0, sizeof z);
+      z.node = (gint) CLAMP (g_ascii_strtoll (w[1], NULL, 10), 0, G_MAXINT);
+      g_strlcpy (z.zone, len >= 4 ? w[3] : "", sizeof z.zone);
     } else if (g_str_equal (key, "pages") && len == 3 && g_str_equal (w[1], "free")) {
       z.free = v;
     } else if (len == 2 && g_str_equal (key, "managed")) {
@@ -142,12 +140,44 @@ vt_host_tiers_parse_zoneinfo (const char *text, VtNodeInfo *nodes, guint n_nodes
       z.pcp += v;
     }
   }
-  add_zone (nodes, n_nodes, node, &z, page);
+  if (z.node >= 0)
+    fn (&z, data);
 }
 
-/* "Node 0, zone   Normal   n0 n1 ... n10": free blocks of each order. A
+typedef struct {
+  VtNodeInfo *nodes;
+  guint n_nodes;
+  guint64 page;
+} NodeFloors;
+
+static void
+add_zone (const ZoneMarks *z, gpointer data)
+{
+  NodeFloors *f = data;
+  /* An empty zone (Movable, most often) has watermarks but nothing to
+   * keep them with: the kernel skips it. */
+  for (guint i = 0; z->managed && i < f->n_nodes; i++) {
+    if (f->nodes[i].node != (guint) z->node)
+      continue;
+    /* Before 6.1 there is no promo line: the kernel sets it a step
+     * (low less min) above high, a step we do not know; high alone. */
+    guint64 promo = z->has_promo ? z->promo : z->high;
+    f->nodes[i].kernel_floor += (promo + z->boost + MIN (z->free, z->protection)) * f->page;
+    f->nodes[i].kernel_step += (promo > z->high ? promo - z->high : 0) * f->page;
+    f->nodes[i].pcp_free += z->pcp * f->page;
+  }
+}
+
+void
+vt_host_tiers_parse_zoneinfo (const char *text, VtNodeInfo *nodes, guint n_nodes)
+{
+  NodeFloors f = { nodes, n_nodes, (guint64) sysconf (_SC_PAGESIZE) };
+  zoneinfo_for_each (text, add_zone, &f);
+}
+
+/* A buddyinfo line's node, zone and free 2 MiB blocks; FALSE for another.
+ * "Node 0, zone   Normal   n0 n1 ... n10": free blocks of each order; a
  * block of order 9 + k is 2^k blocks of 2 MiB (4 KiB pages). */
-/* A buddyinfo line's node, zone and free 2 MiB blocks; FALSE for another. */
 static gboolean
 buddyinfo_line (const char *line, guint *node, char **zone, guint64 *blocks)
 {
@@ -188,38 +218,27 @@ vt_host_tiers_parse_buddyinfo (const char *text, VtNodeInfo *nodes, guint n_node
   }
 }
 
+typedef struct {
+  guint node;
+  GHashTable *above; /* zone name -> its free pages above its low mark and protection */
+} ZoneRoom;
+
+static void
+note_room (const ZoneMarks *z, gpointer data)
+{
+  ZoneRoom *r = data;
+  guint64 floor = z->low + z->protection;
+  if ((guint) z->node == r->node)
+    g_hash_table_insert (r->above, g_strdup (z->zone),
+                         GSIZE_TO_POINTER (z->free > floor ? z->free - floor : 0));
+}
+
 guint64
 vt_host_tiers_block_room (const char *zoneinfo, const char *buddyinfo, guint node)
 {
-  /* Each zone of the node: free pages less its low watermark and what it
-   * holds back from user memory (the last protection entry). */
   g_autoptr (GHashTable) above = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  g_auto (GStrv) lines = g_strsplit (zoneinfo, "\n", -1);
-  g_autofree char *zone = NULL;
-  guint64 free_pages = 0, low = 0;
-  for (char **l = lines; *l; l++) {
-    /* Read as each move is about to run: the lines it needs alone are
-     * split (zoneinfo is ~60 lines a zone, most of them per-CPU counts). */
-    const char *t = *l + strspn (*l, " \t");
-    if (!g_str_has_prefix (t, "Node") && !g_str_has_prefix (t, "pages free") &&
-        !g_str_has_prefix (t, "low") && !g_str_has_prefix (t, "protection:"))
-      continue;
-    g_auto (GStrv) w = words_of (t, " \t,()");
-    guint len = g_strv_length (w);
-    guint64 v = len > 1 ? g_ascii_strtoull (w[len - 1], NULL, 10) : 0;
-    if (len >= 4 && g_str_equal (w[0], "Node")) {
-      g_free (zone);
-      zone = g_ascii_strtoull (w[1], NULL, 10) == node ? g_strdup (w[3]) : NULL;
-    } else if (zone && len == 3 && g_str_equal (w[0], "pages") && g_str_equal (w[1], "free")) {
-      free_pages = v;
-    } else if (zone && len == 2 && g_str_equal (w[0], "low")) {
-      low = v;
-    } else if (zone && len > 1 && g_str_equal (w[0], "protection:")) {
-      guint64 floor = low + v;
-      g_hash_table_insert (above, g_strdup (zone),
-                           GSIZE_TO_POINTER (free_pages > floor ? free_pages - floor : 0));
-    }
-  }
+  ZoneRoom r = { node, above };
+  zoneinfo_for_each (zoneinfo, note_room, &r);
   guint64 room = 0;
   g_auto (GStrv) blines = g_strsplit (buddyinfo, "\n", -1);
   for (char **l = blines; *l; l++) {
