@@ -2151,6 +2151,34 @@ test_dead_band (void)
   drop_host ();
 }
 
+/* A VM short of its target by less than its dead band, with hot memory
+ * on the slow node and free room for it, fills the gap: its top-tier
+ * memory is below its target, so nothing of its own goes down for it.
+ * Left there, the contended bench's apps ended 4-5 MiB under their
+ * shares with their hot memory on node1 and the room free. Past its
+ * target it stays: that is the band's side against flicker. */
+static void
+test_fills_its_band_below_target (void)
+{
+  World w;
+  one_vm_split (&w, 2048 - 32, 4); /* 128 KiB short of its 8 MiB max, all hot */
+  w.max[0] = 8 * MiB;              /* a band of 256 KiB */
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 10);
+  const VtTieringStats *a = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (a->target, ==, 8 * MiB);
+  g_assert_cmpuint (count (0, 0, PAGES, 0), ==, 2048);
+  g_assert_cmpuint (a->demoted, ==, 0);
+  w.max[0] = 8 * MiB + 64 * PAGE; /* its target goes up within the band: all hot, it follows */
+  run_rounds (t, 10);
+  g_assert_cmpuint (count (0, 0, PAGES, 0), ==, 2048 + 64);
+  w.max[0] = 8 * MiB; /* and down within the band: nothing moves back */
+  run_rounds (t, 10);
+  g_assert_cmpuint (count (0, 0, PAGES, 0), ==, 2048 + 64);
+  g_assert_cmpuint (a->demoted, ==, 0);
+  drop_host ();
+}
+
 /* A VM whose policy names its fast nodes is promoted only onto them: here
  * a node the host's top tier does not have, so nowhere. */
 static void
@@ -3217,6 +3245,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/settled-cold-goes-before-hot", test_settled_cold_goes_before_hot);
   g_test_add_func ("/tiering/policy-change-skips-cooldown", test_policy_change_skips_cooldown);
   g_test_add_func ("/tiering/dead-band", test_dead_band);
+  g_test_add_func ("/tiering/fills-its-band-below-target", test_fills_its_band_below_target);
   g_test_add_func ("/tiering/warm-comes-up-into-room", test_warm_comes_up_into_room);
   g_test_add_func ("/tiering/cold-makes-room-for-warm", test_cold_makes_room_for_warm);
   g_test_add_func ("/tiering/warm-fill-leaves-the-step", test_warm_fill_leaves_the_step);
