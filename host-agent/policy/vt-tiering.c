@@ -718,24 +718,21 @@ plan_vm_taken (VtTiering *t, const VtTieringInput *in, const Place *place, gbool
           g_array_append_val (jobs, job);
           left -= piece;
         }
-        res.planned += need;
-        res.hot += hot ? need : 0;
-        if (!promote && place[idx].page_class == VT_PAGE_CLASS_2M_THP)
-          vt_huge_blocks_credit (t->huge_blocks, (int) move.from, need);
-        continue;
+      } else {
+        double part = (double) movable / (double) (r->end - r->start);
+        for (guint64 at = r->start; at < r->end; at += chunk) {
+          guint64 to = MIN (r->end, at + chunk);
+          Job job = { in->key, in->process, at, to, node, promote, exchange, hot,
+                      (guint64) (part * (double) (to - at)), 0, 0, move, FALSE, cold, fill,
+                      at_share };
+          g_array_append_val (jobs, job);
+        }
       }
-      double part = (double) movable / (double) (r->end - r->start);
-      for (guint64 at = r->start; at < r->end; at += chunk) {
-        guint64 to = MIN (r->end, at + chunk);
-        Job job = { in->key, in->process, at, to, node, promote, exchange, hot,
-                    (guint64) (part * (double) (to - at)), 0, 0, move, FALSE, cold, fill,
-                    at_share };
-        g_array_append_val (jobs, job);
-      }
-      res.planned += movable;
-      res.hot += hot ? movable : 0;
+      guint64 planned = MIN (movable, need);
+      res.planned += planned;
+      res.hot += hot ? planned : 0;
       if (!promote && place[idx].page_class == VT_PAGE_CLASS_2M_THP)
-        vt_huge_blocks_credit (t->huge_blocks, (int) move.from, movable);
+        vt_huge_blocks_credit (t->huge_blocks, (int) move.from, planned);
     }
   }
   if (pool) {
