@@ -349,6 +349,7 @@ vt_ctl_format_tiering_text (GVariant *vm)
   g_autofree char *rate = vt_ctl_format_size (lookup_u64 (vm, "move_rate"));
   g_autofree char *young = vt_ctl_format_size (lookup_u64 (vm, "hot_slow_young_bytes"));
   g_autofree char *cooling = vt_ctl_format_size (lookup_u64 (vm, "hot_slow_cooling_bytes"));
+  g_autofree char *no_block = vt_ctl_format_size (lookup_u64 (vm, "hot_slow_no_block_bytes"));
   g_autofree char *warm = vt_ctl_format_size (lookup_u64 (vm, "warm_slow_bytes"));
   const char *status = lookup_str (vm, "tiering", "");
   guint64 up = lookup_u64 (vm, "moving_up_bytes"), down = lookup_u64 (vm, "moving_down_bytes");
@@ -400,14 +401,15 @@ vt_ctl_format_tiering_text (GVariant *vm)
                                              *engine_why ? ", not the kernel: " : "", engine_why);
   return g_strdup_printf ("tiering: %s%s%s\n%s"
                           "  top tier %s%s (hot %s), slow tiers %s (hot %s)\n"
-                          "  hot on slow tiers waiting: %s to age, %s cooling; warm there %s\n"
+                          "  hot on slow tiers waiting: %s to age, %s cooling, %s for a free "
+                          "2 MiB block; warm there %s\n"
                           "  up at its share %s, exchanged %s, into spare room %s\n"
                           "  failed %s (target full %s, shared %s, other %s), busy %s\n"
                           "%s%s%s%s"
                           "  host moves %s per CPU-second\n",
                           *status ? status : "not yet planned", *status ? ": " : "",
                           lookup_str (vm, "tiering_why", ""), engine, top, in_flight, hot_top, slow,
-                          hot_slow, young, cooling, warm, at_share, swapped, filled, failed, no_mem,
+                          hot_slow, young, cooling, no_block, warm, at_share, swapped, filled, failed, no_mem,
                           shared, other, busy,
                           cannot, held, umems, qemu,
                           rate);

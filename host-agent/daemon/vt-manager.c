@@ -677,6 +677,7 @@ add_tiering (GVariantDict *d, VtTiering *tiering, VtVm *vm)
   g_variant_dict_insert (d, "hot_slow_bytes", "t", s->hot_slow);
   g_variant_dict_insert (d, "hot_slow_young_bytes", "t", s->hot_slow_young);
   g_variant_dict_insert (d, "hot_slow_cooling_bytes", "t", s->hot_slow_cooling);
+  g_variant_dict_insert (d, "hot_slow_no_block_bytes", "t", s->hot_slow_no_block);
   g_variant_dict_insert (d, "warm_slow_bytes", "t", s->warm_slow);
   g_variant_dict_insert (d, "busy_bytes", "t", s->busy);
   g_variant_dict_insert (d, "no_memory_bytes", "t", s->no_memory);

@@ -1029,6 +1029,8 @@ run_next_job (VtTiering *t)
   if (job->move.page_class == VT_PAGE_CLASS_2M_THP) {
     guint64 want = MAX (MIN (max, job->end - job->start), HUGE_PAGE); /* a page at least */
     guint64 may = vt_huge_blocks_room_now (t->huge_blocks, job->node, want);
+    if (job->promote)
+      s->stats.hot_slow_no_block += want - MIN (want, may);
     if (may < HUGE_PAGE) {
       run_next_job (t);
       return;
@@ -2521,6 +2523,7 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
     v->st->rounds++;
     v->st->hot_slow_young = v->up.young;
     v->st->hot_slow_cooling = v->up.cooling;
+    v->st->hot_slow_no_block = v->up.no_free_block + v->swap_up.no_free_block;
     v->st->warm_slow = v->warm_slow;
     note_flicker (s, v);
     s->jobs = s->jobs_moved = s->jobs_failed = 0;

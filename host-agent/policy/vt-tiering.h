@@ -174,6 +174,11 @@ typedef struct {
    * (promote-min-age) or for a recent move's cooldown; and warm memory on
    * slow nodes (from half the hot threshold), which comes up into spare room. */
   guint64 hot_slow_young, hot_slow_cooling, warm_slow;
+  /* Of its last round's promotions, the transparent huge pages held back
+   * for want of a free 2 MiB block on the top node, as planned or as they
+   * were to run (vt-huge-blocks.h): hot memory that waits for a block
+   * rather than being split. */
+  guint64 hot_slow_no_block;
   VtTieringStatus status;
   /* Bytes, since tracking began. failed: moves the kernel refused for good
    * (EACCES, EINVAL, EIO, ENOMEM); busy: pages it could not move then

@@ -73,6 +73,7 @@ sample_vms (void)
   g_variant_builder_add (&web, "{sv}", "unmovable_reason", g_variant_new_string ("pinned"));
   g_variant_builder_add (&web, "{sv}", "hot_slow_young_bytes", g_variant_new_uint64 (64 * MiB));
   g_variant_builder_add (&web, "{sv}", "hot_slow_cooling_bytes", g_variant_new_uint64 (32 * MiB));
+  g_variant_builder_add (&web, "{sv}", "hot_slow_no_block_bytes", g_variant_new_uint64 (12 * MiB));
   g_variant_builder_add (&web, "{sv}", "warm_slow_bytes", g_variant_new_uint64(8 * MiB));
   g_variant_builder_add (&web, "{sv}", "locked_bytes", g_variant_new_uint64 (4 * GiB));
   g_variant_builder_add (&web, "{sv}", "umems", g_variant_new_uint32 (2));
@@ -246,7 +247,8 @@ test_list_text (void)
   g_assert_nonnull (strstr (tiering, "  cannot move: 6.0 MiB (pinned: busy in every retry), held "
                                      "out of the plans for now\n"));
   g_assert_nonnull (strstr (tiering, "hot on slow tiers waiting: 64.0 MiB to age, 32.0 MiB "
-                                     "cooling; warm there 8.0 MiB\n"));
+                                     "cooling, 12.0 MiB for a free 2 MiB block; warm there "
+                                     "8.0 MiB\n"));
   /* A VFIO VM's pins (VmLck), and what a patched QEMU tells. */
   g_assert_nonnull (strstr (tiering, "  held in place by the kernel: 4.0 GiB locked, 0 B pinned\n"));
   /* Its af-xdp packet buffers, where they sit. */

@@ -369,7 +369,7 @@ static const struct {
   { "top_bytes", "t" }, { "promoted_bytes", "t" }, { "demoted_bytes", "t" },
   { "failed_bytes", "t" }, { "slow_bytes", "t" }, { "hot_top_bytes", "t" },
   { "hot_slow_bytes", "t" }, { "hot_slow_young_bytes", "t" },
-  { "hot_slow_cooling_bytes", "t" }, { "warm_slow_bytes", "t" },
+  { "hot_slow_cooling_bytes", "t" }, { "hot_slow_no_block_bytes", "t" }, { "warm_slow_bytes", "t" },
   { "busy_bytes", "t" }, { "no_memory_bytes", "t" }, { "failed_shared_bytes", "t" },
   { "failed_other_bytes", "t" },
   { "exchanged_bytes", "t" }, { "filled_bytes", "t" }, { "promoted_at_share_bytes", "t" },

@@ -1891,6 +1891,7 @@ test_thp_waits_for_a_free_block (void)
   step_round (t, 0);
   const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
   g_assert_cmpstr (vt_tiering_status_name (st->status), ==, "no-free-block");
+  g_assert_cmpuint (st->hot_slow_no_block, ==, 1024 * PAGE); /* its hot region, said so */
   g_assert_cmpuint (count (0, 0, 1024, 0), ==, 0);
   gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
   while (!g_file_test (compact, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < end)
