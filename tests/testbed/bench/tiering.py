@@ -1175,7 +1175,7 @@ def void_if_unseen(apps, when):
         raise RuntimeError(f"void {when}: the host sees no accesses of {', '.join(unseen)}")
 
 
-def own_figures(guests, samples, footprint, dram_mib, qemu_own, floor_mib=0.0):
+def own_figures(guests, own, samples, footprint, dram_mib, qemu_own, floor_mib=0.0):
     """What the guests' own hot memory (find_own_in_use) makes of a run:
     what of the apps' hot sets DRAM can hold beside it (attainable: the
     DRAM the guests have, less QEMU's own memory on node0, the idle VM's
@@ -1186,8 +1186,8 @@ def own_figures(guests, samples, footprint, dram_mib, qemu_own, floor_mib=0.0):
     them DRAM can hold less `floor_mib` too (attainable_by_moves): the
     free memory the kernel gives no migration target (node0's min
     watermark, which THP raises to 22 MiB here, and the DMA zone's
-    protected free pages; move_pages was refused at 33-43 MiB free)."""
-    own = {g.name: own_mib(g, g.own_hot_rate) for g in guests}
+    protected free pages; move_pages was refused at 33-43 MiB free).
+    `own`: each guest's own hot memory in MiB (own_mib at its rate)."""
     def holds(dram):
         return min(1.0, max(0.0, dram - qemu_own - footprint[0] - sum(own.values()))
                    / max(1.0, sum(footprint[1:])))
@@ -1347,7 +1347,7 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
     t_setup = time.monotonic()
     r = run_policy(name, guests, apps, demands, start, i == 0)
     floor_mib = testbed.watermark_mib(0, "min") + testbed.protected_free_mib(0)
-    r.update(own_figures(guests, r["samples"], footprint, dram_mib,
+    r.update(own_figures(guests, own_hot, r["samples"], footprint, dram_mib,
                          sum(sum(v.values()) for v in qemu_own.values()), floor_mib))
     r["qemu_own_node0"] = {"start": qemu_own, "end": qemu_own_node0_mib(guests)}
     print("  QEMU's own memory on node0, anon/file MiB, start -> end: " + ", ".join(
