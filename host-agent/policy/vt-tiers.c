@@ -220,37 +220,42 @@ vt_host_tiers_parse_buddyinfo (const char *text, VtNodeInfo *nodes, guint n_node
 
 typedef struct {
   guint node;
-  GHashTable *above; /* zone name -> its free pages above its low mark and protection */
+  GHashTable *zones; /* zone name -> its ZoneMarks */
 } ZoneRoom;
 
 static void
 note_room (const ZoneMarks *z, gpointer data)
 {
   ZoneRoom *r = data;
-  guint64 floor = z->low + z->protection;
   if ((guint) z->node == r->node)
-    g_hash_table_insert (r->above, g_strdup (z->zone),
-                         GSIZE_TO_POINTER (z->free > floor ? z->free - floor : 0));
+    g_hash_table_insert (r->zones, g_strdup (z->zone), g_memdup2 (z, sizeof *z));
 }
 
-guint64
+VtBlockRoom
 vt_host_tiers_block_room (const char *zoneinfo, const char *buddyinfo, guint node)
 {
-  g_autoptr (GHashTable) above = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  ZoneRoom r = { node, above };
+  g_autoptr (GHashTable) zones = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  ZoneRoom r = { node, zones };
   zoneinfo_for_each (zoneinfo, note_room, &r);
-  guint64 room = 0;
+  guint64 page = (guint64) sysconf (_SC_PAGESIZE), block_pages = (2ull << 20) / page;
+  VtBlockRoom room = { 0 };
   g_auto (GStrv) blines = g_strsplit (buddyinfo, "\n", -1);
   for (char **l = blines; *l; l++) {
     guint id;
     g_autofree char *name = NULL;
     guint64 blocks;
-    gpointer pages;
+    const ZoneMarks *z;
     if (!buddyinfo_line (*l, &id, &name, &blocks) || id != node ||
-        !g_hash_table_lookup_extended (above, name, NULL, &pages))
+        !(z = g_hash_table_lookup (zones, name)))
       continue;
-    guint64 block_pages = (2ull << 20) / (guint64) sysconf (_SC_PAGESIZE);
-    room += MIN (blocks, GPOINTER_TO_SIZE (pages) / block_pages);
+    guint64 floor = z->low + z->protection;
+    room.blocks += blocks;
+    room.room += MIN (blocks, (z->free > floor ? z->free - floor : 0) / block_pages);
+    if (blocks > 0) {
+      room.free += z->free * page;
+      room.floor += floor * page;
+      room.pcp += z->pcp * page;
+    }
   }
   return room;
 }

@@ -67,7 +67,18 @@ void vt_host_tiers_parse_buddyinfo (const char *text, VtNodeInfo *nodes, guint n
  * mark the page allocator's fast path fails, and move_pages splits the
  * huge page; free blocks alone overstated it (the contended bench: huge
  * pages let through by buddyinfo were refused and split, 6-19 a run). */
-guint64 vt_host_tiers_block_room (const char *zoneinfo, const char *buddyinfo, guint node);
+typedef struct {
+  guint64 blocks; /* the free 2 MiB blocks of its zones (those zoneinfo names) */
+  guint64 room;   /* of those, what a THP's move takes now */
+  /* Bytes, over its zones with a free block: their free pages, low marks
+   * and protection, and the free pages on their per-CPU lists, which the
+   * watermark check does not count, nor a huge page's allocation find
+   * (each list's high mark is the zone's low mark over the node's CPUs,
+   * mm/page_alloc.c zone_highsize: the testbed's one CPU holds all 29 MiB
+   * of it, freed THPs too; a host's 32 CPUs less than a THP each). */
+  guint64 free, floor, pcp;
+} VtBlockRoom;
+VtBlockRoom vt_host_tiers_block_room (const char *zoneinfo, const char *buddyinfo, guint node);
 const VtNodeInfo *vt_host_tiers_node (const VtHostTiers *tiers, guint node);
 /* Bytes of free hugetlbfs pages of `page_size` on the node (0 for another
  * size or no pool). */
