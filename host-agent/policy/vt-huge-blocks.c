@@ -19,7 +19,7 @@ typedef struct {
   guint64 left;    /* ... and what demotions are to free, less what plans took */
   guint64 held;    /* THP bytes held back this round, by its plans */
   guint64 held_late, held_late_before; /* ... as its moves were to run; the last round's */
-  guint64 held_low; /* ... as they were to run, free blocks there but the zones at their marks */
+  gboolean marks_said; /* a move held by the zones' marks (free blocks there) was logged */
   guint64 granted; /* THP bytes let through this round */
   CompactState state;
   gint64 last_us;  /* when the last compaction finished */
@@ -89,7 +89,8 @@ vt_huge_blocks_round (VtHugeBlocks *b, const VtHostTiers *tiers)
     n->start = n->left = info->free_blocks_2m * BLOCK;
     n->held = n->granted = 0;
     n->held_late_before = n->held_late;
-    n->held_late = n->held_low = 0;
+    n->held_late = 0;
+    n->marks_said = FALSE;
   }
 }
 
@@ -143,13 +144,13 @@ vt_huge_blocks_room_now (VtHugeBlocks *b, int node, guint64 bytes)
    * those, and counts no more (it cost 5-211 ms a node in the 7.2 bench,
    * every 10 s, for nothing). What is held for them is said once a round. */
   guint64 by_marks = MIN (bytes - may, (r.blocks - r.room) * BLOCK);
-  if (by_marks > 0 && n->held_low == 0)
+  if (by_marks > 0 && !n->marks_said)
     g_debug ("huge blocks: node%d: huge pages wait: %" G_GUINT64_FORMAT " free 2 MiB blocks, "
              "%" G_GUINT64_FORMAT " above the zones' low marks (free %" G_GUINT64_FORMAT
              " MiB, low marks and protection %" G_GUINT64_FORMAT " MiB; %" G_GUINT64_FORMAT
              " MiB more on per-CPU lists, which they do not count)", node, r.blocks, r.room,
              r.free >> 20, r.floor >> 20, r.pcp >> 20);
-  n->held_low += by_marks;
+  n->marks_said |= by_marks > 0;
   n->held_late += bytes - may - by_marks;
   return may;
 }

@@ -2740,7 +2740,8 @@ static const char *const status_descriptions[] = {
                                       "DAMOS scheme promotes it (engine kernel)",
   [VT_TIERING_STATUS_NO_FREE_BLOCK] = "its RAM is in transparent huge pages, and the node it "
                                       "should move to has no free 2 MiB block to take one "
-                                      "whole; vtierd compacts the node",
+                                      "whole; vtierd compacts the node, or waits for its "
+                                      "demotions to free one",
 };
 
 const char *const vt_tiering_engine_names[] = {

@@ -448,7 +448,7 @@ def _in_thp(pm, kf, addr):
     pm.seek((addr // PAGE) * 8)
     e = struct.unpack("<Q", pm.read(8))[0]
     pfn = e & ((1 << 55) - 1)
-    if not (e >> 63 and pfn):
+    if not (e & _PM_PRESENT and pfn):
         return None
     kf.seek(pfn * 8)
     return bool(struct.unpack("<Q", kf.read(8))[0] & KPF_THP)
