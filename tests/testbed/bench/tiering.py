@@ -116,6 +116,10 @@ MEASURE_S = ARGS.measure
 POLICIES = ARGS.policies or ["none", "numa-balancing", "damos-hmsdk", "vtierd"]
 CASES = ARGS.cases.split(",")
 DRAM_CONTENDED_MIB = 300
+# What the guests have of node0 in the fit case (Dram): what make bench's
+# boots had (850 and 855 MiB on 6.12 and 7.2, 2026-12-05), with which the
+# contended case's hot sets just fit beside the guests' own hot memory.
+FIT_DRAM_MIB = 855
 # A run whose guests' DRAM the pool could not bring within this of the
 # case's is void (the pool moves in 2 MiB pages, and L1's own use of
 # node0 moves while it is sized).
@@ -942,32 +946,26 @@ class Dram:
     """What of node0 the guests have at each run's start: its free memory
     and what their QEMU processes hold of it, set by sizing node0's
     hugetlb pool (testbed.hold_node0_pool) while the apps are on node1.
-    The fit case's is what the bench's first run found (kept in
-    setup/dram.json, for a boot that resumes), the contended case's
+    The fit case's is FIT_DRAM_MIB, the contended case's
     DRAM_CONTENDED_MIB less. Held once a boot instead, it drifted: in
     make bench of 2026-11-29 the contended runs started with the idle VM
     at 430-666 MiB of node0, and after a guest booted again one of
-    vtierd's runs had both hot sets 96.9% in DRAM."""
-    PATH = os.path.join(testbed.RESULTS, "setup", "dram.json")
+    vtierd's runs had both hot sets 96.9% in DRAM. Measured at a boot's
+    first run (main's hold and what the guests had of node0 then), it
+    was 850-871 MiB in 6 boots (2026-12-05/06) but 763 in one whose pool
+    took all that main asked and 720 in another: the contended hot sets
+    all fit, or 86% and 76% of them."""
 
-    def __init__(self, pool_mib, preheld_mib=0):
+    def __init__(self, pool_mib):
         self.pool = pool_mib  # what hold_dram took: the pool may give it back
-        # held beyond the fit case's DRAM before the guests booted (main):
-        # the first run's measure of the fit case counts it back
-        self.preheld = preheld_mib
-        self.fit = json.load(open(self.PATH))["fit_mib"] if os.path.exists(self.PATH) else None
 
     @staticmethod
     def have(guests):
         return testbed.node_free_all_mib(0) + sum(node0_mib(guests).values())
 
-    def want(self, guests, case):
-        if self.fit is None:
-            self.fit = self.have(guests) + self.preheld
-            os.makedirs(os.path.dirname(self.PATH), exist_ok=True)
-            with open(self.PATH, "w") as f:
-                json.dump({"fit_mib": self.fit}, f)
-        return self.fit - (DRAM_CONTENDED_MIB if case == "contended" else 0)
+    @staticmethod
+    def want(case):
+        return FIT_DRAM_MIB - (DRAM_CONTENDED_MIB if case == "contended" else 0)
 
     def set(self, guests, want):
         """Sizes the pool so that the guests have `want` MiB of node0; what
@@ -1115,7 +1113,7 @@ def reset_placement(guests, dram, case):
             m.hmp("stop")
         for g in guests[1:]:
             testbed.migratepages(g.pid, 0, 1)
-        want = dram.want(guests, case)
+        want = dram.want(case)
         if Dram.have(guests) - want > testbed.node_free_all_mib(0) - 16:
             testbed.migratepages(guests[0].pid, 0, 1)
         have = dram.set(guests, want)
@@ -1414,7 +1412,7 @@ def main():
     # for the pool, and lost the idle VM there (QEMU exited: the guest
     # reset) in 2 of 5 boots on 7.2 and 1 of 2 on 6.12, 2026-11-29.
     preheld = DRAM_CONTENDED_MIB if todo and todo[0][0] == "contended" else 0
-    dram = Dram(testbed.hold_dram(700 - preheld, pool=True), preheld)
+    dram = Dram(testbed.hold_dram(700 - preheld, pool=True))
     rate = move_rate_mib_s()
     print(f"migratepages moves {rate:.0f} MiB/s node1 -> node0 here", flush=True)
     guests, corrupt, seen = [], [], False
