@@ -953,8 +953,8 @@ class Dram:
     vtierd's runs had both hot sets 96.9% in DRAM. Measured at a boot's
     first run (main's hold and what the guests had of node0 then), it
     was 850-871 MiB in 6 boots (2026-12-05/06) but 763 in one whose pool
-    took all that main asked and 720 in another: the contended hot sets
-    all fit, or 86% and 76% of them."""
+    took all that main asked: the contended hot sets all fit, or 86% of
+    them."""
 
     def __init__(self, pool_mib):
         self.pool = pool_mib  # what hold_dram took: the pool may give it back
