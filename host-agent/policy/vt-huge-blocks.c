@@ -86,7 +86,7 @@ vt_huge_blocks_round (VtHugeBlocks *b, const VtHostTiers *tiers)
     if (info->free_blocks_2m > 0)
       n->split = FALSE;
     n->known = TRUE;
-    n->start = n->left = info->free_blocks_2m * BLOCK;
+    n->start = n->left = info->block_room_2m * BLOCK;
     n->held = n->granted = 0;
     n->held_late_before = n->held_late;
     n->held_late = 0;

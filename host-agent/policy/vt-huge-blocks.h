@@ -5,10 +5,15 @@
  * mapping of that memory: the contended bench's app hot sets went from
  * 99-100% in THPs to 48-64% after three runs of vtierd filling DRAM to
  * its floor. So a round plans THP moves only into the free blocks the node
- * had (/proc/buddyinfo) and those its planned THP demotions free (queued
- * behind them), and each such move, as it is about to run, takes only
- * what the node's zones give now above their low watermarks
- * (vt_host_tiers_block_room). A node that held most of them back for
+ * had above its zones' low watermarks (vt_host_tiers_block_room: free
+ * blocks in /proc/buddyinfo, as far as /proc/zoneinfo's free pages stay
+ * over the marks) and those its planned THP demotions free (queued behind
+ * them), and each such move, as it is about to run, takes only what the
+ * node's zones give then (the same reading, afresh). Planned by the free
+ * blocks alone, moves the marks then held went out round after round: the
+ * contended bench's VM read "moving" for a minute, its promotions planned
+ * and held to nothing, beside a VM that read "no-free-block" on the same
+ * node. A node that held most of them back for
  * want of blocks is compacted (nodeN/compact, in a worker, at most every
  * COMPACT_EVERY_S). Where compaction made no block, moves go on as the
  * kernel makes them (split) until a block shows again: hot memory is not
@@ -29,7 +34,7 @@ VtHugeBlocks *vt_huge_blocks_new (void);
 void vt_huge_blocks_free (VtHugeBlocks *blocks);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtHugeBlocks, vt_huge_blocks_free)
 
-/* A round begins: each node's free blocks as `tiers` read them. */
+/* A round begins: each node's block room as `tiers` read it. */
 void vt_huge_blocks_round (VtHugeBlocks *blocks, const VtHostTiers *tiers);
 /* Of `bytes` of THPs to move to `node`, what may move this round (whole
  * 2 MiB blocks; all of it where the node's blocks are not counted), taken

@@ -2739,9 +2739,10 @@ static const char *const status_descriptions[] = {
   [VT_TIERING_STATUS_KERNEL_MOVING] = "its hot memory is below its target, and the kernel's "
                                       "DAMOS scheme promotes it (engine kernel)",
   [VT_TIERING_STATUS_NO_FREE_BLOCK] = "its RAM is in transparent huge pages, and the node it "
-                                      "should move to has no free 2 MiB block to take one "
-                                      "whole; vtierd compacts the node, or waits for its "
-                                      "demotions to free one",
+                                      "should move to has no free 2 MiB block above its "
+                                      "zones' low watermarks to take one whole; vtierd "
+                                      "compacts the node, or waits for its demotions to free "
+                                      "one",
 };
 
 const char *const vt_tiering_engine_names[] = {

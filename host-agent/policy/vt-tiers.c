@@ -281,9 +281,8 @@ kswapd_to_promo (void)
  * more of DRAM unused (5.7 MiB of the testbed's 2 GiB node, 0.1% of a
  * node at the default watermark_scale_factor). */
 static void
-read_kernel_floors (VtNodeInfo *nodes, guint n_nodes)
+read_kernel_floors (const char *text, VtNodeInfo *nodes, guint n_nodes)
 {
-  g_autofree char *text = vt_sysfs_read ("proc/zoneinfo", NULL);
   if (!text)
     return;
   vt_host_tiers_parse_zoneinfo (text, nodes, n_nodes);
@@ -346,12 +345,16 @@ vt_host_tiers_read (GError **error)
     top_tier = MIN (top_tier, info.tier);
     g_array_append_val (t->nodes, info);
   }
-  read_kernel_floors ((VtNodeInfo *) t->nodes->data, t->nodes->len);
+  g_autofree char *zoneinfo = vt_sysfs_read ("proc/zoneinfo", NULL);
+  read_kernel_floors (zoneinfo, (VtNodeInfo *) t->nodes->data, t->nodes->len);
   g_autofree char *buddyinfo = vt_sysfs_read ("proc/buddyinfo", NULL);
   if (buddyinfo)
     vt_host_tiers_parse_buddyinfo (buddyinfo, (VtNodeInfo *) t->nodes->data, t->nodes->len);
   for (guint i = 0; i < t->nodes->len; i++) {
     VtNodeInfo *n = &g_array_index (t->nodes, VtNodeInfo, i);
+    n->block_room_2m = zoneinfo && buddyinfo
+                         ? vt_host_tiers_block_room (zoneinfo, buddyinfo, n->node).room
+                         : n->free_blocks_2m;
     /* Pages freed go to the freeing CPU's list first and reach MemFree
      * only when the list drains (in batches, or as its high mark decays
      * over seconds); allocations take from it first. Free memory is both.

@@ -35,6 +35,11 @@ typedef struct {
    * CPU's list are not counted. blocks_known: buddyinfo named the node. */
   guint64 free_blocks_2m;
   gboolean blocks_known;
+  /* Of the free blocks of all its zones, those a THP's move takes now
+   * (vt_host_tiers_block_room, read with them), where the zones' marks
+   * are known; else free_blocks_2m. What a round's plans count on: the
+   * moves they plan are held to it again as they run. */
+  guint64 block_room_2m;
   /* HMAT figures for access from the nearest initiators
    * (nodeN/access0/initiators/): ns and MB/s; 0 where the host has none. */
   guint64 read_latency, write_latency;

@@ -566,9 +566,15 @@ test_kernel_floor_from_zoneinfo (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (VtHostTiers) tiers = vt_host_tiers_read (&error);
   g_assert_no_error (error);
-  /* ... and its free 2 MiB blocks, from the same host's buddyinfo. */
+  /* ... and its free 2 MiB blocks, from the same host's buddyinfo, and of
+   * all its zones' those above their low marks (DMA's one too), which the
+   * rounds plan on: the reading a move is held to as it runs. */
   g_assert_cmpuint (vt_host_tiers_node (tiers, 0)->free_blocks_2m, ==, 10);
   g_assert_cmpuint (vt_host_tiers_node (tiers, 1)->free_blocks_2m, ==, 931);
+  for (guint n = 0; n < 2; n++)
+    g_assert_cmpuint (vt_host_tiers_node (tiers, n)->block_room_2m, ==,
+                      vt_host_tiers_block_room (zoneinfo, buddyinfo, n).room);
+  g_assert_cmpuint (vt_host_tiers_node (tiers, 0)->block_room_2m, ==, 10 + 1);
   g_assert_cmpuint (vt_host_tiers_node (tiers, 0)->kernel_floor, ==, (94 + 1565 + 10059) * PAGE);
   g_assert_cmpuint (vt_host_tiers_node (tiers, 0)->kernel_step, ==, (13 + 1437) * PAGE);
   g_assert_cmpuint (vt_host_tiers_node (tiers, 1)->kernel_floor, ==, 19411 * PAGE);
