@@ -10,10 +10,10 @@
  * over the marks) and those its planned THP demotions free (queued behind
  * them), and each such move, as it is about to run, takes only what the
  * node's zones give then (the same reading, afresh). Planned by the free
- * blocks alone, moves the marks then held went out round after round: the
- * contended bench's VM read "moving" for a minute, its promotions planned
- * and held to nothing, beside a VM that read "no-free-block" on the same
- * node. A node that held most of them back for
+ * blocks alone, moves the marks then held went out round after round: in
+ * a contended bench run a VM read "moving" for its last 31 s, its
+ * promotions planned and held to nothing, beside a VM that read
+ * "no-free-block" on the same node. A node that held most of them back for
  * want of blocks is compacted (nodeN/compact, in a worker, at most every
  * COMPACT_EVERY_S). Where compaction made no block, moves go on as the
  * kernel makes them (split) until a block shows again: hot memory is not
