@@ -56,6 +56,9 @@ vt_config_new_defaults (void)
    * the user engine passes (issue 12): "auto" and "kernel" are there to
    * choose. */
   c->tiering_engine = VT_TIERING_ENGINE_USER;
+  /* Small: a huge page a demotion frees is room for a promotion at once
+   * (vt-percpu-lists.h). */
+  c->percpu_lists = VT_PERCPU_LISTS_SMALL;
   c->place_pinned = TRUE;
   /* What the kernel keeps free on the top tier, and no more: the tiering
    * engine's own floor (vt_tiering_free_targets). */
@@ -171,6 +174,7 @@ static const Option options[] = {
   OPT ("tiering", "enabled", OPT_BOOL, tiering, 0, 0),
   OPT ("tiering", "interval-ms", OPT_UINT, tiering_interval_ms, 100, 60000),
   OPT_ENUM_ ("tiering", "engine", tiering_engine, vt_tiering_engine_names),
+  OPT_ENUM_ ("tiering", "per-cpu-lists", percpu_lists, vt_percpu_lists_mode_names),
   OPT ("tiering", "place-pinned", OPT_BOOL, place_pinned, 0, 0),
   OPT ("tiering", "reserve-mib", OPT_MIB, reserve_bytes, 0, 1 << 30),
   OPT ("tiering", "low-watermark", OPT_UINT, low_watermark_pct, 0, 100),

@@ -9,6 +9,7 @@
 #include <glib.h>
 
 #include "policy/vt-fair-share.h"
+#include "policy/vt-percpu-lists.h"
 #include "policy/vt-tiering.h"
 /* A VM's tiering policy ([vm NAME] in the config, or set live). */
 #include "policy/vt-vm-policy.h"
@@ -51,6 +52,7 @@ typedef struct {
   gboolean tiering;
   guint tiering_interval_ms;
   VtTieringEngine tiering_engine; /* who moves the pages: vtierd or the kernel */
+  VtPercpuListsMode percpu_lists; /* the host's per-CPU free lists while vtierd tiers */
   gboolean place_pinned; /* a VFIO domain's numatune, set in its definition */
   guint64 reserve_bytes;
   guint low_watermark_pct, high_watermark_pct;

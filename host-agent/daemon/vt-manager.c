@@ -28,6 +28,8 @@ struct _VtManager {
   GHashTable *guests; /* name -> VtGuestReader */
   GHashTable *at_target; /* the VMs at their target as of their last round (a set) */
   VtKernelEngine *kernel; /* which VMs the kernel's DAMOS moves, and their goals */
+  VtPercpuLists *percpu; /* NULL unless vtierd holds the per-CPU lists small */
+  char *state_dir;
 };
 
 /* hugetlbfs: the page size of the VM's largest RAM block, when it is one
@@ -467,6 +469,33 @@ tiering_new (const VtConfig *config, VtManager *m)
   return t;
 }
 
+/* The per-CPU lists small while vtierd tiers with [tiering]
+ * per-cpu-lists = small, as the kernel has them otherwise. */
+static void
+percpu_lists_apply (VtManager *m)
+{
+  const VtConfig *config = m->config;
+  gboolean want = config->tiering && config->percpu_lists == VT_PERCPU_LISTS_SMALL;
+  if (!want) {
+    if (m->percpu)
+      g_message ("per-CPU lists: the kernel's size put back");
+    g_clear_pointer (&m->percpu, vt_percpu_lists_release);
+    return;
+  }
+  if (m->percpu)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *state = g_build_filename (m->state_dir, "percpu-lists", NULL);
+  m->percpu = vt_percpu_lists_hold (state, &error);
+  if (m->percpu)
+    g_message ("per-CPU lists: vm.percpu_pagelist_high_fraction %" G_GUINT64_FORMAT
+               " -> %" G_GUINT64_FORMAT " while vtierd tiers (four batches a list: a freed "
+               "huge page is room for a promotion)", vt_percpu_lists_found (m->percpu),
+               vt_percpu_lists_set_to (m->percpu));
+  else
+    g_message ("per-CPU lists left as they are: %s", error->message);
+}
+
 /* The scrape endpoint and the textfile, as the config says (none: none). */
 static void
 metrics_start (VtManager *m)
@@ -498,6 +527,7 @@ vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir)
   m->guests = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                      (GDestroyNotify) vt_guest_reader_free);
   m->at_target = g_hash_table_new (NULL, NULL);
+  m->state_dir = g_strdup (state_dir);
   m->kernel = vt_kernel_engine_new ();
   m->access = vt_access_new (sysfs_root, state_dir, config->source, config->damon_slots,
                              on_snapshot, m);
@@ -509,6 +539,7 @@ vt_manager_new (VtConfig *config, const char *sysfs_root, const char *state_dir)
              g_strerror (errno));
   if (config->tiering)
     m->tiering = tiering_new (config, m);
+  percpu_lists_apply (m);
   if (config->libvirt)
     m->libvirt = vt_libvirt_discovery_new (config->libvirt_uri, config->qmp_timeout_ms, &events, m);
   if (config->qmp_dirs && config->qmp_dirs[0])
@@ -560,6 +591,7 @@ vt_manager_reload (VtManager *m, VtConfig *config)
     } else {
       g_clear_pointer (&m->tiering, vt_tiering_free); /* a move under way is cancelled */
     }
+    percpu_lists_apply (m);
   }
   if (any_changed (now, "[metrics]")) {
     g_clear_pointer (&m->metrics, vt_manager_metrics_free);
@@ -597,6 +629,7 @@ vt_manager_free (VtManager *m)
    * access targets). */
   g_clear_pointer (&m->metrics, vt_manager_metrics_free);
   g_clear_pointer (&m->tiering, vt_tiering_free);
+  g_clear_pointer (&m->percpu, vt_percpu_lists_release);
   g_clear_pointer (&m->kernel, vt_kernel_engine_free);
   g_clear_pointer (&m->libvirt, vt_libvirt_discovery_free);
   g_clear_pointer (&m->qmp, vt_qmp_discovery_free);
@@ -614,6 +647,7 @@ vt_manager_free (VtManager *m)
   g_clear_pointer (&m->bus, vt_manager_bus_free);
   vt_policies_free (m->policies);
   vt_config_free (m->config);
+  g_free (m->state_dir);
   g_free (m);
 }
 

@@ -168,6 +168,21 @@ add_zone (const ZoneMarks *z, gpointer data)
   }
 }
 
+static void
+note_largest (const ZoneMarks *z, gpointer data)
+{
+  guint64 *largest = data;
+  *largest = MAX (*largest, z->managed);
+}
+
+guint64
+vt_host_tiers_largest_zone (const char *text)
+{
+  guint64 largest = 0;
+  zoneinfo_for_each (text, note_largest, &largest);
+  return largest;
+}
+
 void
 vt_host_tiers_parse_zoneinfo (const char *text, VtNodeInfo *nodes, guint n_nodes)
 {

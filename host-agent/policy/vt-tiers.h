@@ -61,6 +61,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (VtHostTiers, vt_host_tiers_free)
  * its per-CPU lists, to the nodes it names (kernel_floor, kernel_step,
  * pcp_free; zones of other nodes are skipped). */
 void vt_host_tiers_parse_zoneinfo (const char *text, VtNodeInfo *nodes, guint n_nodes);
+/* The managed pages of /proc/zoneinfo's largest zone, of any node; 0 when
+ * it names none. */
+guint64 vt_host_tiers_largest_zone (const char *text);
 /* Adds /proc/buddyinfo's free 2 MiB blocks to the nodes it names
  * (free_blocks_2m, blocks_known). */
 void vt_host_tiers_parse_buddyinfo (const char *text, VtNodeInfo *nodes, guint n_nodes);

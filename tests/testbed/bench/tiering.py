@@ -1282,6 +1282,10 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
     apps = guests[1:]
     demands = [len(g.hvas("hot")) * 4096 / 2**20 for g in apps]
     t0 = time.monotonic()
+    if testbed.read(testbed.PERCPU_FRACTION) != "0":
+        raise RuntimeError(f"void start: vm.percpu_pagelist_high_fraction is "
+                           f"{testbed.read(testbed.PERCPU_FRACTION)}, not the kernel's 0 "
+                           f"(the policy before left it)")
     dram_want, dram_mib = reset_placement(guests, dram, case)
     if abs(dram_mib - dram_want) > DRAM_SLACK_MIB:
         raise RuntimeError(f"void start: the guests have {dram_mib:.0f} MiB of node0, "
@@ -1401,7 +1405,11 @@ def main():
     if any("@baseline" in name for name in POLICIES):
         commit = testbed.read(os.path.join(os.path.dirname(testbed.Vtierd.BASELINE), "commit"), "?")
         print(f"vtierd@baseline is the build of {commit.strip() or '?'}", flush=True)
-    for f, v in (("/proc/sys/kernel/numa_balancing", 0), ("/sys/kernel/mm/numa/demotion_enabled", "false")):
+    # Every policy starts from the kernel's settings; vtierd holds the
+    # per-CPU lists small while it runs (vt-percpu-lists.h) and puts them
+    # back when it stops, which each run's start checks.
+    for f, v in (("/proc/sys/kernel/numa_balancing", 0), ("/sys/kernel/mm/numa/demotion_enabled", "false"),
+                 (testbed.PERCPU_FRACTION, 0)):
         w(f, v)
     os.makedirs(RUNS_DIR, exist_ok=True)
     todo = [(c, p, i) for c in CASES for i in range(ARGS.runs) for p in POLICIES

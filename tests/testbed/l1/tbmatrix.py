@@ -673,10 +673,17 @@ def run_case(case, title=None, kill_mid_migration=False, settings=()):
               f"span, {b['truth_mib']} MiB on node0"
               + (f", {b['error']:+.1%})" if b["error"] is not None else ")"))
     check(vtierd.alive(), "vtierd still runs")
+    # A huge page a demotion frees is room for a promotion only off the
+    # CPUs' lists (vt-percpu-lists.h): held small while vtierd runs, the
+    # kernel's again once it stops.
+    held, what = testbed.percpu_lists_held()
+    check(held, f"vtierd holds the host's per-CPU lists small: {what}")
     if kill_mid_migration:
         _kill_mid_migration(vtierd, busy[0], [g for g in guests if g is not busy[0]], check)
     save()
     vtierd.stop()
+    check(testbed.read(testbed.PERCPU_FRACTION) == "0", "vtierd put the kernel's per-CPU lists "
+          f"back when it stopped (vm.percpu_pagelist_high_fraction {testbed.read(testbed.PERCPU_FRACTION)})")
     for g in guests:
         g.stop()
     testbed.finish()

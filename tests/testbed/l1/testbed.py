@@ -275,9 +275,11 @@ def node_free_mib(node):
 def zones(node, path="/proc/zoneinfo"):
     """The node's zones with memory, as /proc/zoneinfo gives them, in
     pages: {"free", "managed", "min", "low", "high", "promo", "boost",
-    "protection", "lists"} ("protection": the largest of its lowmem_reserve;
-    "lists": the free pages on its per-CPU lists; a zone without memory has
-    no watermarks and no free pages)."""
+    "protection", "lists", "lists_high", "batch"} ("protection": the
+    largest of its lowmem_reserve; "lists": the free pages on its per-CPU
+    lists, "lists_high" the largest a CPU's list may hold and "batch" the
+    largest batch of them; a zone without memory has no watermarks and no
+    free pages)."""
     out, zone = [], None
     with open(path) as f:
         for line in f:
@@ -296,7 +298,32 @@ def zones(node, path="/proc/zoneinfo"):
                 zone["protection"] = max(int(x) for x in w[1:])
             elif w[0] == "count:" and len(w) == 2:
                 zone["lists"] = zone.get("lists", 0) + int(w[1])
+            elif w[0] in ("high:", "batch:") and len(w) == 2:
+                k = "lists_high" if w[0] == "high:" else "batch"
+                zone[k] = max(zone.get(k, 0), int(w[1]))
     return [z for z in out if z.get("managed")]
+
+
+PERCPU_FRACTION = "/proc/sys/vm/percpu_pagelist_high_fraction"
+
+
+def percpu_lists_held():
+    """Whether vtierd holds the per-CPU lists small ([tiering]
+    per-cpu-lists = small, vt-percpu-lists.h), as [ok, what]: the sysctl
+    one more than the largest zone's managed pages, and no zone's lists
+    with room for a huge page (512 pages). Not four batches exactly: a
+    list's high comes down to its new bound as the zone's pages are
+    freed, and decays by an eighth a second, which leaves a DMA zone's
+    (batch 1, bound 4) at 7, where the kernel's own bound was 68."""
+    nodes = parse_nodelist(read("/sys/devices/system/node/online"))
+    everything = [z for n in nodes for z in zones(n)]
+    want = max(z["managed"] for z in everything) + 1
+    have = int(read(PERCPU_FRACTION, "-1"))
+    over = [z for z in everything if z.get("lists_high", 0) >= 512]
+    return (have == want and not over,
+            f"vm.percpu_pagelist_high_fraction {have} (want {want}); "
+            f"{len(over)} of {len(everything)} zones' lists with room for a huge page"
+            + (f" (high {over[0].get('lists_high')}, batch {over[0].get('batch')})" if over else ""))
 
 
 def node_free_all_mib(node):

@@ -77,7 +77,7 @@ busy_before = log_count("in use by another user")
 
 # ---- vtierd SIGKILLed while qm's RAM is on its way ----
 modes = ["fast-only", "slow-only"]
-rows, worst, in_flight_kills, policy_lost = [], 0.0, 0, []
+rows, worst, in_flight_kills, policy_lost, lists_lost = [], 0.0, 0, [], []
 most = first
 for k in range(KILLS):
     mode = modes[k % 2]
@@ -99,6 +99,9 @@ for k in range(KILLS):
         policy_lost.append((k + 1, q.get("mode"), q.get("weight"), v.get("weight")))
     now = kdamonds()
     most = (max(most[0], now[0]), max(most[1], now[1]))
+    held, what = testbed.percpu_lists_held()
+    if not held:
+        lists_lost.append((k + 1, what))
     rows.append({"kill": k + 1, "moving_mib": moving >> 20, "tiering": qv.get("tiering"),
                  "tracked_again_s": back, "kdamonds": now})
     print(f"kill {k + 1}: qm {qv.get('tiering')}, {moving >> 20} MiB in the kernel then; tracked "
@@ -117,6 +120,10 @@ check(most[0] == first[0] and most[1] <= 2,
       f"made and {most[1]} on after the restarts (one per VM)")
 check(log_count("in use by another user") == busy_before,
       "no restart found DAMON 'in use by another user' (its own kdamonds)")
+# Each restart finds its own vm.percpu_pagelist_high_fraction (the killed
+# one's, vt-percpu-lists.h) and holds it on, not as an operator's.
+check(not lists_lost, "every restart held the per-CPU lists small"
+      + (f": not at {lists_lost}" if lists_lost else ""))
 
 # ---- libvirtd restarted (as `systemctl restart libvirtd` does: TERM, start) ----
 pid = int(subprocess.run(["pgrep", "-x", "libvirtd"], capture_output=True, text=True).stdout.split()[0])
@@ -185,6 +192,9 @@ check(vtierd.alive() and tracked(vtierd, ["lv"]),
 
 # ---- stopped cleanly: no kdamond left; another user's kdamond left alone ----
 vtierd.stop()
+check(testbed.read(testbed.PERCPU_FRACTION) == "0", "after the kills, a clean stop puts the "
+      f"kernel's per-CPU lists back (vm.percpu_pagelist_high_fraction "
+      f"{testbed.read(testbed.PERCPU_FRACTION)})")
 left = kdamonds()
 check(left == (0, 0), f"vtierd stopped leaves no kdamond ({left[0]} made, {left[1]} on)")
 other = testbed.Damon(lv.pid)
