@@ -10,8 +10,8 @@
  * where the contended bench's hot sets stopped at 92.9-94.2% (issue 12).
  *
  * Set to a fraction larger than any zone's pages, every zone's lists hold
- * four batches (252 pages at most: under a huge page, as lists were sized
- * before 5.14, and without 6.7's auto-tuning), and a freed huge page goes
+ * four batches (252 pages at most: under a huge page, and less than the
+ * six of kernels before 5.14; 6.7's auto-tuning off), and a freed huge page goes
  * back to the buddy lists. vtierd sets it while it tiers ([tiering]
  * per-cpu-lists = small) and puts back what it found when it stops. A
  * value other than the kernel's default (0) that it did not write is an
