@@ -1889,9 +1889,18 @@ plan_exchange (VtTiering *t, VmRound *v, guint64 bytes, guint64 budget, GArray *
    * top tier's memory that would swap with it, cooldowns or not. */
   v->swap_up = plan_vm (t, in, v->place, TRUE, PROMOTE_HOT, G_MAXUINT64, v->top_node, budget,
                         TRUE, NULL);
-  guint64 pairs_any = MAX (pairs, swap_pairs (t, in, v->place, TRUE, &unused, &unused));
+  guint64 pairs_cooling = swap_pairs (t, in, v->place, TRUE, &unused, &unused);
+  guint64 pairs_any = MAX (pairs, pairs_cooling);
   v->swap_down = (PlanResult) { .eligible = pairs_any, .cooling = pairs_any - pairs };
   guint64 pair = MIN (pairs, bytes);
+  /* hugetlbfs: whole pages each way. Its pool counts pages, and the
+   * kernel moves a page whole: half a page's demotion frees none of the
+   * pool, and the promotion paired with it found the pool full. One page
+   * at least where a page pairs (a 1 GiB page is more than a round's
+   * budget, and moves whole all the same). */
+  guint64 hp = in->huge_page_size;
+  if (hp)
+    pair = pairs >= hp ? MAX (hp, pair - pair % hp) : 0;
   if (pair == 0)
     return 0;
   /* The regions outside the bounds count as taken. */
@@ -2480,9 +2489,13 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
   for (guint k = 0; k < up_order->len && swap_budget > 0; k++) {
     VmRound *v = up_order->pdata[k];
     if (v->in->mode != VT_TIER_MODE_INTERLEAVE && !v->in->kernel_moves &&
-        v->st->hot_slow > dead_band (v->target) && v->up.planned == 0 && v->down.planned == 0)
-      swap_budget -= MIN (swap_budget, plan_exchange (t, v, MIN (v->st->hot_slow, swap_budget),
-                                                      budget, demotes, promotes));
+        v->st->hot_slow > dead_band (v->target) && v->up.planned == 0 && v->down.planned == 0) {
+      /* Apart from MIN, which evaluates its arguments twice: in it, each
+       * exchange was planned twice, its jobs queued twice. */
+      guint64 swapped = plan_exchange (t, v, MIN (v->st->hot_slow, swap_budget), budget, demotes,
+                                       promotes);
+      swap_budget -= MIN (swap_budget, swapped);
+    }
   }
   /* Promotions go ahead of the demotions that make their room as far as
    * the low watermark: the reserve is lent to them only for as long as

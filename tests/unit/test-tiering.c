@@ -133,6 +133,8 @@ static int shared_vm = -1, shared_first, shared_n, shared_asked;
 /* > 0: moves to node0 fail with ENOMEM while it has fewer free pages (the
  * kernel's watermark, which vtierd does not see). */
 static guint64 node0_refuses_below;
+/* Pages the engine asked where they are (move_pages without nodes). */
+static guint64 pages_queried;
 
 /* > 0: VM a's pages are folios of this many pages, aligned: a move of
  * any page of one moves all of it, as the kernel moves a huge page. */
@@ -216,6 +218,7 @@ fake_move_pages (int pid, unsigned long count, void **pages, const int *nodes, i
   }
   busy_calls -= busy_seen;
   shared_asked += shared_seen;
+  pages_queried += nodes ? 0 : count;
   write_meminfo ();
   if (nodes && pagemap_follows)
     sync_pagemap ();
@@ -2276,6 +2279,54 @@ test_exchange_within_vm (void)
   drop_host ();
 }
 
+/* pages_queried when a round started, and when the first round planned:
+ * between the two, what its jobs asked. */
+static guint64 queried_at_round, queried_at_first_plan;
+
+static void
+inputs_noting_queries (GArray *out, gpointer data)
+{
+  queried_at_round = pages_queried;
+  inputs (out, data);
+}
+
+static void
+note_first_plan (gpointer data)
+{
+  (void) data;
+  if (queried_at_first_plan == G_MAXUINT64)
+    queried_at_first_plan = pages_queried;
+}
+
+/* One round of test_exchange_within_vm with a budget that takes all of
+ * it: its hot half comes up, its cold half goes down, and the round's
+ * jobs ask where each of those pages is twice, before and after its move
+ * (vt-migrate.c). The exchange was planned twice a round (MIN evaluated
+ * the call twice), each job queued twice: the second of each pair asked
+ * after every page of its range anew, to find them there already (15
+ * such jobs in 45 s of a contended bench run). */
+static void
+test_exchange_plans_once (void)
+{
+  World w;
+  a_alone (&w, 0, 2048, 2048 + 256, 2);
+  w.regions[0][2].nr_accesses = w.regions[0][3].nr_accesses = 2;
+  w.regions[0][2].age = w.regions[0][3].age = 1;
+  VtTieringConfig c = config;
+  c.bytes_per_s = 1ull << 30; /* 100 MiB a round: the whole exchange */
+  g_autoptr (VtTiering) t = vt_tiering_new (&c, inputs_noting_queries, &w);
+  queried_at_first_plan = G_MAXUINT64;
+  vt_tiering_set_planned_func (t, note_first_plan, NULL);
+  step_round (t, 0);
+  step_round (t, 0); /* planned once the first round's moves were done */
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (st->exchanged, ==, 2048 * PAGE);
+  g_assert_cmpuint (st->demoted, ==, 2048 * PAGE);
+  g_assert_cmpuint (queried_at_round - queried_at_first_plan, ==, 2 * 4096);
+  node_total[0] = NODE_PAGES * PAGE;
+  drop_host ();
+}
+
 /* A VM above its target pays for its promotions with its own memory only
  * once no VM is further above its own. Here a's demand (the tracker's, a
  * hot set that grew) is its 1024 hot pages in DRAM, its target too, and
@@ -3293,6 +3344,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/own-fast-nodes", test_own_fast_nodes);
   g_test_add_func ("/tiering/scattered-hot-set", test_scattered_hot_set);
   g_test_add_func ("/tiering/exchange-within-vm", test_exchange_within_vm);
+  g_test_add_func ("/tiering/exchange-plans-once", test_exchange_plans_once);
   g_test_add_func ("/tiering/room-from-the-vm-furthest-above",
                    test_room_from_the_vm_furthest_above);
   g_test_add_func ("/tiering/room-levels-the-excess", test_room_levels_the_excess);
