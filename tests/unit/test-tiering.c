@@ -3148,10 +3148,10 @@ test_huge_page_moves_as_one_unit (void)
 }
 
 /* A VM on hugetlbfs whose own cold pages fill the top node's pool, its hot
- * set on the slow node, after 40 rounds; `cold_busy`: its cold pages are
- * busy (EBUSY) whenever asked to move. */
+ * set on the slow node, after 40 rounds of an engine configured `c`;
+ * `cold_busy`: its cold pages are busy (EBUSY) whenever asked to move. */
 static VtTiering *
-run_hugetlb_exchange (World *w, gboolean cold_busy)
+run_hugetlb_exchange (World *w, gboolean cold_busy, const VtTieringConfig *c)
 {
   for (int p = 0; p < PAGES; p++) {
     placement[0][p] = p < 1024 ? 1 : 0;
@@ -3165,7 +3165,7 @@ run_hugetlb_exchange (World *w, gboolean cold_busy)
   world_init (w, 1, 1);
   w->huge_page_size[0] = 2 * MiB;
   w->extra_demand[0] = (PAGES - 1024) * PAGE; /* its share is all of it: nothing above it */
-  VtTiering *t = vt_tiering_new (&config, inputs, w);
+  VtTiering *t = vt_tiering_new (c, inputs, w);
   run_rounds (t, 40);
   return t;
 }
@@ -3187,7 +3187,7 @@ static void
 test_hugetlb_exchange_through_a_full_pool (void)
 {
   World w;
-  g_autoptr (VtTiering) t = run_hugetlb_exchange (&w, FALSE);
+  g_autoptr (VtTiering) t = run_hugetlb_exchange (&w, FALSE, &config);
   g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
   const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
   /* The pool was full: what came up first came through the exchange (a
@@ -3200,6 +3200,24 @@ test_hugetlb_exchange_through_a_full_pool (void)
   end_hugetlb_exchange ();
 }
 
+/* The same with a round's budget at its floor, one huge page (its swap
+ * budget, half of it, under a page): the exchange still pairs a whole page
+ * each way, as the kernel moves it. Its demotion takes the round's bytes,
+ * and the page it gives back to the pool comes up in the next round's
+ * promotion. Rounded down to whole pages alone, the pair was none, and
+ * the hot set waited on the slow node for good. */
+static void
+test_hugetlb_exchange_under_a_page_of_budget (void)
+{
+  World w;
+  VtTieringConfig c = config;
+  c.bytes_per_s = 16ull << 20; /* 1.6 MiB a round: the 2 MiB floor */
+  g_autoptr (VtTiering) t = run_hugetlb_exchange (&w, FALSE, &c);
+  g_assert_cmpuint (count (0, 0, 1024, 0), ==, 1024);
+  g_assert_cmpuint (vt_tiering_stats (t, GUINT_TO_POINTER (1))->no_memory, ==, 0);
+  end_hugetlb_exchange ();
+}
+
 /* Its cold pages busy: the exchange's demotions free no page of node0's
  * pool, so its promotions queued behind them take none either. Before,
  * the plan's credit let them ask the full pool, and each came back
@@ -3208,7 +3226,7 @@ static void
 test_hugetlb_exchange_takes_what_demotions_freed (void)
 {
   World w;
-  g_autoptr (VtTiering) t = run_hugetlb_exchange (&w, TRUE);
+  g_autoptr (VtTiering) t = run_hugetlb_exchange (&w, TRUE, &config);
   g_assert_cmpint (busy_calls, <, 1000); /* the demotions were asked */
   const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
   g_assert_cmpuint (st->no_memory, ==, 0);
@@ -3288,6 +3306,8 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/measured-shared-pages-held", test_measured_shared_pages_held);
   g_test_add_func ("/tiering/hugetlb-exchange-through-a-full-pool",
                    test_hugetlb_exchange_through_a_full_pool);
+  g_test_add_func ("/tiering/hugetlb-exchange-under-a-page-of-budget",
+                   test_hugetlb_exchange_under_a_page_of_budget);
   g_test_add_func ("/tiering/hugetlb-exchange-takes-what-demotions-freed",
                    test_hugetlb_exchange_takes_what_demotions_freed);
   g_test_add_func ("/tiering/shared-pages-held-when-regions-move",
