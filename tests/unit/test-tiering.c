@@ -2251,6 +2251,17 @@ test_scattered_hot_set (void)
   drop_host ();
 }
 
+/* test_exchange_within_vm's VM: its hot half on the slow node, its cold
+ * half (2 of 40: the 5% cold limit, but young: no plain demotion) filling
+ * what the top tier has beyond the reserve. */
+static void
+exchange_world (World *w)
+{
+  a_alone (w, 0, 2048, 2048 + 256, 2); /* free: the reserve and not a page more */
+  w->regions[0][2].nr_accesses = w->regions[0][3].nr_accesses = 2;
+  w->regions[0][2].age = w->regions[0][3].age = 1;
+}
+
 /* Exchange within a VM: its hot memory on the slow node, its cold memory
  * (cold now, touched too recently to count as old) filling what the top
  * tier has beyond the reserve. Nobody is above share and there is no
@@ -2261,10 +2272,7 @@ static void
 test_exchange_within_vm (void)
 {
   World w;
-  a_alone (&w, 0, 2048, 2048 + 256, 2); /* free: the reserve and not a page more */
-  /* Cold now (2 of 40: the 5% cold limit), but young: no plain demotion. */
-  w.regions[0][2].nr_accesses = w.regions[0][3].nr_accesses = 2;
-  w.regions[0][2].age = w.regions[0][3].age = 1;
+  exchange_world (&w);
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   run_rounds (t, 20);
   g_assert_cmpuint (count (0, 0, 2048, 0), ==, 2048);    /* the hot half came up */
@@ -2275,6 +2283,27 @@ test_exchange_within_vm (void)
   g_assert_cmpuint (st->exchanged, >=, 256 * PAGE);
   g_assert_cmpuint (st->promoted, ==, 2048 * PAGE);
   g_assert_cmpuint (st->demoted, ==, 2048 * PAGE);
+  node_total[0] = NODE_PAGES * PAGE;
+  drop_host ();
+}
+
+/* One round of test_exchange_within_vm at its 6.4 MiB budget: the
+ * exchange pairs 3.2 MiB each way, in two jobs each way, and the round's
+ * bytes run out before the last promotion. That one still runs, on
+ * credit: the VM's top tier stays level. Cut, 819 pages went down and 512
+ * up, and the next round filled the hole with a plain promotion. */
+static void
+test_exchange_promotions_outlast_the_budget (void)
+{
+  World w;
+  exchange_world (&w);
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  step_round (t, 0);
+  step_round (t, 0); /* the first round's moves are done */
+  const VtTieringStats *st = vt_tiering_stats (t, GUINT_TO_POINTER (1));
+  g_assert_cmpuint (st->demoted, ==, 819 * PAGE);
+  g_assert_cmpuint (st->exchanged, ==, st->demoted);
+  g_assert_cmpuint (st->promoted, ==, st->exchanged);
   node_total[0] = NODE_PAGES * PAGE;
   drop_host ();
 }
@@ -2309,9 +2338,7 @@ static void
 test_exchange_plans_once (void)
 {
   World w;
-  a_alone (&w, 0, 2048, 2048 + 256, 2);
-  w.regions[0][2].nr_accesses = w.regions[0][3].nr_accesses = 2;
-  w.regions[0][2].age = w.regions[0][3].age = 1;
+  exchange_world (&w);
   VtTieringConfig c = config;
   c.bytes_per_s = 1ull << 30; /* 100 MiB a round: the whole exchange */
   g_autoptr (VtTiering) t = vt_tiering_new (&c, inputs_noting_queries, &w);
@@ -3365,6 +3392,8 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/scattered-hot-set", test_scattered_hot_set);
   g_test_add_func ("/tiering/exchange-within-vm", test_exchange_within_vm);
   g_test_add_func ("/tiering/exchange-plans-once", test_exchange_plans_once);
+  g_test_add_func ("/tiering/exchange-promotions-outlast-the-budget",
+                   test_exchange_promotions_outlast_the_budget);
   g_test_add_func ("/tiering/room-from-the-vm-furthest-above",
                    test_room_from_the_vm_furthest_above);
   g_test_add_func ("/tiering/room-levels-the-excess", test_room_levels_the_excess);
