@@ -378,6 +378,7 @@ vt_tracker_fill_heat (VtTracker *t, VtTieringInput *in)
     in->mean_accesses = NULL;
   in->max_accesses = vt_tracker_max_accesses (t);
   in->hot_threshold = vt_tracker_hot_threshold (t);
+  in->band_threshold = vt_interval_tune_starved (t->tune) ? in->hot_threshold : t->hot_threshold;
   in->interval_scale = vt_tracker_interval_scale (t);
   in->warm_threshold = vt_tracker_warm_threshold (t);
   in->demand = vt_tracker_demand_bytes (t);
@@ -391,6 +392,30 @@ vt_tracker_max_accesses (VtTracker *t)
   return vt_region_set_max_accesses (t->regions);
 }
 
+/* A count set for the tuner's band, at the scale the VM runs at: climbed
+ * above the band's scale only to cost less (vt_interval_tune_aim_long), the
+ * count the same rate of touches reads there. The longer a sample, the more
+ * of them a page touched now and then is found accessed in, and at the set
+ * count, memory touched more rarely reads hot (or warm). Seen in the fit
+ * bench on 7.2: busy VMs climbed from 4x to 16-32x (a climb may grow what
+ * reads hot by an eighth), their guests' checksum pass read 5-7 of 40 and
+ * "hot again" there, and came up after their hot sets were in, the idle
+ * VM's memory going down for the room. */
+static guint
+at_band_rate (VtTracker *t, guint count)
+{
+  guint from = vt_interval_tune_climbed_from (t->tune);
+  return from ? vt_interval_tune_count_at (count, vt_tracker_max_accesses (t),
+                                           vt_tracker_interval_scale (t), from)
+              : count;
+}
+
+static guint
+warm_threshold_set (VtTracker *t)
+{
+  return MAX (1, t->hot_threshold / 2);
+}
+
 /* Halved while the intervals, at their longest, still read the VM's memory
  * in use under the tuner's band: what the guest touches most then reads a
  * few of max_accesses, and only its noisier part reaches the threshold. Not
@@ -399,7 +424,8 @@ vt_tracker_max_accesses (VtTracker *t)
 guint
 vt_tracker_hot_threshold (VtTracker *t)
 {
-  return vt_interval_tune_starved (t->tune) ? vt_tracker_warm_threshold (t) : t->hot_threshold;
+  return vt_interval_tune_starved (t->tune) ? warm_threshold_set (t)
+                                            : at_band_rate (t, t->hot_threshold);
 }
 
 guint
@@ -453,7 +479,7 @@ vt_tracker_note_share (VtTracker *t, guint64 demand, guint64 target)
 guint
 vt_tracker_warm_threshold (VtTracker *t)
 {
-  return MAX (1, t->hot_threshold / 2);
+  return at_band_rate (t, warm_threshold_set (t));
 }
 
 /* The hot bytes of the latest aggregations, newest first, into `out`

@@ -15,6 +15,7 @@
 #include "policy/vt-move-units.h"
 #include "policy/vt-residency-cache.h"
 #include "policy/vt-tiers.h"
+#include "regions/vt-interval-tune.h"
 
 #define HUGE_PAGE (2ull << 20) /* pieces of regions move in whole huge pages */
 /* Refill above the low free target by at least this (or 1% of a smaller
@@ -1433,20 +1434,6 @@ demand_held (const VtTieringInput *in, const Place *place)
   return MIN (in->demand, held_at (in, place, 0));
 }
 
-/* The count of `max` a region of a VM read at `scale` has when a toucher
- * that reads `hot` of `max` at `ref` would (accesses at random, so a page
- * untouched in one sample is untouched in each of scale/ref samples at ref:
- * (1 - p)^(scale/ref) = 1 - hot/max). At 32x against 1x, 4 of 40 reads 39. */
-guint
-vt_tiering_threshold_at (guint hot, guint max, guint scale, guint ref)
-{
-  if (max == 0 || scale == 0 || ref == 0 || scale == ref)
-    return hot;
-  double untouched = pow (1.0 - (double) MIN (hot, max) / max, (double) scale / ref);
-  guint k = (guint) ceil ((1.0 - untouched) * max - 1e-9);
-  return CLAMP (k, 1, max);
-}
-
 /* Whether a VM's hot set is spread thin over its memory (a guest allocator
  * that scattered it in 4 KiB pieces): most of what it holds on the top
  * tier stays hot, that is a good part (a quarter) of its RAM, and its slow
@@ -1735,7 +1722,8 @@ one_rate_demands (VtTiering *t, VmRound *vr, VtShareRequest *req, guint n,
       s->ref_demand = -1;
       continue;
     }
-    guint k = vt_tiering_threshold_at (in->hot_threshold, in->max_accesses, in->interval_scale, ref);
+    guint k = vt_interval_tune_count_at (in->band_threshold ? in->band_threshold : in->hot_threshold,
+                                         in->max_accesses, in->interval_scale, ref);
     guint64 d = MIN (req[i].demand, held_at (in, vr[i].place, k));
     /* Averaged: converted near saturation (4 of 40 at 1x is 39 of 40 at
      * 32x) the threshold falls where a sample's noise decides, and the

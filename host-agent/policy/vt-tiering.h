@@ -98,6 +98,9 @@ typedef struct {
    * its hot threshold reads "touched in that share of its samples" at
    * them; 0: unknown */
   guint interval_scale;
+  /* the hot threshold as set, before a climb above the tuner's band raised
+   * it to the same rate of touches (vt_tracker_hot_threshold); 0: the same */
+  guint band_threshold;
   guint warm_threshold; /* nr_accesses from which warm; 0: half the hot threshold */
   guint64 size, demand;
   /* aggregations of its heat so far; 0: unknown, every round a new one */
@@ -256,10 +259,6 @@ typedef struct {
 
 VtFreeTargets vt_tiering_free_targets (const VtTieringConfig *config, guint64 top_total,
                                        guint64 kernel_floor, guint64 kernel_step);
-
-/* The count of `max` at interval scale `scale` that reads as `hot` of
- * `max` would at scale `ref` (one_rate_demands in vt-tiering.c). */
-guint vt_tiering_threshold_at (guint hot, guint max, guint scale, guint ref);
 
 /* Of `need` bytes of room, what the first of `n` VMs gives, their excesses
  * over their targets given largest first: what brings the furthest above

@@ -1,5 +1,6 @@
 #include "regions/vt-interval-tune.h"
 
+#include <math.h>
 #include <string.h>
 
 struct _VtIntervalTune {
@@ -271,6 +272,22 @@ vt_interval_tune_aim_long (VtIntervalTune *t, guint hot_threshold)
   new_window (t, t->climb_from);
   t->climb_from = t->climb_step_from = 0;
   return t->scale != was ? t->scale : 0;
+}
+
+guint
+vt_interval_tune_climbed_from (const VtIntervalTune *t)
+{
+  return t->climb_from;
+}
+
+guint
+vt_interval_tune_count_at (guint count, guint max, guint scale, guint ref)
+{
+  if (max == 0 || scale == 0 || ref == 0 || scale == ref)
+    return count;
+  double untouched = pow (1.0 - (double) MIN (count, max) / max, (double) scale / ref);
+  guint k = (guint) ceil ((1.0 - untouched) * max - 1e-9);
+  return CLAMP (k, 1, max);
 }
 
 void

@@ -108,3 +108,12 @@ guint vt_interval_tune_set_min (VtIntervalTune *tune, guint min_scale);
  * whose hot memory is ranked against its share is measured where the
  * band puts it. Returns the new scale when it changes, else 0. */
 guint vt_interval_tune_aim_long (VtIntervalTune *tune, guint hot_threshold);
+/* The band's scale vt_interval_tune_aim_long climbed from; 0 while at the
+ * band's own. */
+guint vt_interval_tune_climbed_from (const VtIntervalTune *tune);
+/* The count of `max` a region read at `scale` has when a toucher that reads
+ * `count` of `max` at `ref` touches it: a sample is a window of the
+ * sampling interval, and a page untouched in one at `ref` is untouched in
+ * each of scale/ref at `scale` ((1 - p)^(scale/ref) = 1 - k/max). At 32x
+ * against 1x, 4 of 40 reads 39. */
+guint vt_interval_tune_count_at (guint count, guint max, guint scale, guint ref);

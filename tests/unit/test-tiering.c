@@ -13,6 +13,7 @@
 #include "common/vt-sysfs.h"
 #include "migration/vt-migrate.h"
 #include "policy/vt-tiering.h"
+#include "regions/vt-interval-tune.h"
 #include "policy/vt-tiers.h"
 #include "policy/vt-unmovable.h"
 #include "vt-test-tree.h"
@@ -282,6 +283,7 @@ typedef struct {
   guint fresh[2][4];         /* each region's last aggregation alone (the heat hold's input) */
   gboolean has_fresh[2];     /* ... given; otherwise the regions' own counts */
   guint scale[2];            /* its tracker's interval scale; 0: unknown */
+  guint hot[2], band[2];     /* its hot threshold (0: 4) and as set (0: the same) */
   double mean[2][4];         /* each region's mean count (the heat hold's) */
   double mean_span[2];       /* ... over so many aggregations; 0: no means */
   guint n_vms;
@@ -295,7 +297,8 @@ inputs (GArray *out, gpointer data)
   for (guint v = 0; v < w->n_vms; v++) {
     VtTieringInput in = {
       .key = GUINT_TO_POINTER (v + 1), .name = names[v], .process = { PID, START_TIME }, .regions = w->regions[v],
-      .n_regions = 4, .max_accesses = 40, .hot_threshold = 4, .size = PAGES * PAGE,
+      .n_regions = 4, .max_accesses = 40, .hot_threshold = w->hot[v] ? w->hot[v] : 4,
+      .band_threshold = w->band[v], .size = PAGES * PAGE,
       .weight = w->weight[v], .min = 0, .max = w->max[v] ? w->max[v] : G_MAXUINT64,
       .mode = w->mode[v],
       .fast_nodes = v == 0 ? w->fast_nodes : NULL, .huge_page_size = w->huge_page_size[v],
@@ -307,7 +310,7 @@ inputs (GArray *out, gpointer data)
       .mean_accesses = w->mean_span[v] > 0 ? w->mean[v] : NULL, .mean_span = w->mean_span[v],
     };
     for (int r = 0; r < 4; r++)
-      if (w->regions[v][r].nr_accesses >= 4)
+      if (w->regions[v][r].nr_accesses >= in.hot_threshold)
         in.demand += w->regions[v][r].end - w->regions[v][r].start;
     in.demand += w->extra_demand[v];
     if (w->demand[v])
@@ -2460,10 +2463,10 @@ two_rates_world (World *w, guint64 other, guint b_scale)
 static void
 test_demands_at_one_rate (void)
 {
-  g_assert_cmpuint (vt_tiering_threshold_at (4, 40, 32, 1), ==, 39);
-  g_assert_cmpuint (vt_tiering_threshold_at (4, 40, 2, 1), ==, 8);
-  g_assert_cmpuint (vt_tiering_threshold_at (4, 40, 4, 4), ==, 4);
-  g_assert_cmpuint (vt_tiering_threshold_at (4, 40, 1, 32), ==, 1);
+  g_assert_cmpuint (vt_interval_tune_count_at (4, 40, 32, 1), ==, 39);
+  g_assert_cmpuint (vt_interval_tune_count_at (4, 40, 2, 1), ==, 8);
+  g_assert_cmpuint (vt_interval_tune_count_at (4, 40, 4, 4), ==, 4);
+  g_assert_cmpuint (vt_interval_tune_count_at (4, 40, 1, 32), ==, 1);
 
   World w;
   two_rates_world (&w, 3000, 32); /* room for 4782 pages of VMs beside the reserve */
@@ -2499,6 +2502,34 @@ test_demands_at_one_rate (void)
   b = vt_tiering_stats (t, GUINT_TO_POINTER (2));
   g_assert_cmpuint (b->demand, >, 1024 * PAGE);
   g_assert_cmpuint (b->demand, <=, 1400 * PAGE);
+  node_used_other[0] = 0;
+  g_clear_pointer (&t, vt_tiering_free);
+  drop_host ();
+}
+
+/* test_demands_at_one_rate's first part, b's tracker at 32x climbed there
+ * from 4x (its hot memory fits): its hot threshold reads 23 of 40 there
+ * (vt_tracker_hot_threshold), and its saturated region reads 39. a's hot
+ * memory is more than its share by over an eighth. At a's rate b's demand
+ * is what reads the threshold as set (4 of 40) at 1x: 39 of 40 at 32x, the
+ * saturated region. Converted from 23 instead, it was what reads 40,
+ * nothing, and b's hot memory went down for a. */
+static void
+test_demands_at_one_rate_from_a_climb (void)
+{
+  World w;
+  two_rates_world (&w, 3700, 32); /* room for 4082 pages of VMs beside the reserve */
+  w.hot[1] = vt_interval_tune_count_at (4, 40, 32, 4);
+  w.band[1] = 4;
+  g_assert_cmpuint (w.hot[1], ==, 23);
+  w.regions[1][0].nr_accesses = 39;
+  w.regions[1][1].nr_accesses = 10;
+  w.regions[1][2].nr_accesses = w.regions[1][3].nr_accesses = 0;
+  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
+  run_rounds (t, 30);
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024);   /* b's saturated region stayed */
+  g_assert_cmpuint (count (1, 1024, 1024, 1), >=, 512); /* its lukewarm one made room */
+  g_assert_cmpuint (vt_tiering_stats (t, GUINT_TO_POINTER (2))->demand, ==, 1024 * PAGE);
   node_used_other[0] = 0;
   g_clear_pointer (&t, vt_tiering_free);
   drop_host ();
@@ -3398,6 +3429,8 @@ main (int argc, char **argv)
                    test_room_from_the_vm_furthest_above);
   g_test_add_func ("/tiering/room-levels-the-excess", test_room_levels_the_excess);
   g_test_add_func ("/tiering/demands-at-one-rate", test_demands_at_one_rate);
+  g_test_add_func ("/tiering/demands-at-one-rate-from-a-climb",
+                   test_demands_at_one_rate_from_a_climb);
   g_test_add_func ("/tiering/demand-at-the-level-is-read-at-its-rate",
                    test_demand_at_the_level_is_read_at_its_rate);
   g_test_add_func ("/tiering/far-colder-is-swapped", test_far_colder_is_swapped);

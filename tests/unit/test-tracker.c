@@ -10,6 +10,7 @@
 #include "common/vt-sysfs.h"
 #include "daemon/vt-config.h"
 #include "daemon/vt-tracker.h"
+#include "regions/vt-interval-tune.h"
 #include "vt-test-tree.h"
 
 #define PID 4242
@@ -227,7 +228,57 @@ test_a_partners_intervals_do_not_tune_it (Fixture *f, gconstpointer data)
       ;
     g_assert_cmpuint (vt_tracker_interval_scale (f->tracker), ==, longest);
   }
-  g_assert_cmpuint (vt_tracker_hot_threshold (f->tracker), ==, threshold);
+  /* Not halved: at the scale it climbed to, the count the threshold
+   * means there (test_a_climb_keeps_what_hot_means). */
+  g_assert_cmpuint (vt_tracker_hot_threshold (f->tracker), ==,
+                    vt_interval_tune_count_at (threshold, max, longest, start));
+}
+
+/* A 16 MiB hot set read saturated, and a 2 MiB region a guest's
+ * checksum pass crosses now and then, read at `sweep`. */
+static void
+load_with_sweep (Fixture *f, guint sweep)
+{
+  guint scale = vt_tracker_interval_scale (f->tracker);
+  VtRegion r[] = {
+    { .start = HVA, .end = HVA + 16 * MiB, .nr_accesses = vt_tracker_max_accesses (f->tracker) },
+    { .start = HVA + 16 * MiB, .end = HVA + 18 * MiB, .nr_accesses = sweep },
+    { .start = HVA + 18 * MiB, .end = HVA + 64 * MiB },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (r); i++)
+    r[i].sampling_addr = r[i].start;
+  vt_tracker_load (f->tracker, r, G_N_ELEMENTS (r), f->config->sample_us * scale,
+                   f->config->aggr_us * scale);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+/* Its hot memory fitting, a VM's intervals climb from the start scale
+ * (4x, the band's here) to the longest (32x): hot bytes read the same
+ * within an eighth. There a sample is eight times as long, and memory
+ * touched as rarely as a checksum pass crosses it reads 7 of 40: over
+ * the threshold of 4 set for the band's scale, not over the 23 that the
+ * same rate of touches reads at 32x (nor over the warm floor's 14). Its
+ * demand is the hot set: read at 4 of 40 it was 18 MiB, and took the
+ * pass's memory up (the fit bench on 7.2). */
+static void
+test_a_climb_keeps_what_hot_means (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  guint start = f->config->start_interval_scale, longest = f->config->max_interval_scale;
+  guint threshold = vt_tracker_hot_threshold (f->tracker), max = vt_tracker_max_accesses (f->tracker);
+  for (guint i = 0; i < 40; i++)
+    load_with_sweep (f, 0);
+  g_assert_cmpuint (vt_tracker_interval_scale (f->tracker), ==, longest);
+  guint at_longest = vt_interval_tune_count_at (threshold, max, longest, start);
+  g_assert_cmpuint (at_longest, ==, 23);
+  g_assert_cmpuint (vt_tracker_hot_threshold (f->tracker), ==, at_longest);
+  /* and the warm floor, half the threshold at the band's scale: 2 of 40 */
+  g_assert_cmpuint (vt_tracker_warm_threshold (f->tracker), ==, 14);
+  for (guint i = 0; i < 20; i++)
+    load_with_sweep (f, 7);
+  g_assert_cmpuint (vt_tracker_interval_scale (f->tracker), ==, longest);
+  g_assert_cmpuint (vt_tracker_demand_bytes (f->tracker), ==, 16 * MiB);
 }
 
 int
@@ -238,6 +289,8 @@ main (int argc, char **argv)
               test_starts_long_and_shrinks_when_ranking, fixture_teardown);
   g_test_add ("/tracker/heat-comes-with-its-own-counts", Fixture, NULL, fixture_setup,
               test_heat_comes_with_its_own_counts, fixture_teardown);
+  g_test_add ("/tracker/a-climb-keeps-what-hot-means", Fixture, NULL, fixture_setup,
+              test_a_climb_keeps_what_hot_means, fixture_teardown);
   g_test_add ("/tracker/a-partners-intervals-do-not-tune-it", Fixture, NULL, fixture_setup,
               test_a_partners_intervals_do_not_tune_it, fixture_teardown);
   return g_test_run ();
