@@ -2448,6 +2448,27 @@ two_rates_world (World *w, guint64 other, guint b_scale)
   w->scale[1] = b_scale;
 }
 
+/* b, read at 32x (its hot threshold `hot` there, as set `band`; 0: 4 and
+ * the same), holds a region at `saturated` of 40 and one at 10 in DRAM, and
+ * a's hot memory, read at 1x, waits on the slow node (`other`: the host's
+ * own use of node0). After 30 rounds b's saturated region stayed, its
+ * lukewarm one made room, and b's demand at a's rate is the saturated one. */
+static VtTiering *
+one_rate_case (World *w, guint64 other, guint hot, guint band, guint saturated)
+{
+  two_rates_world (w, other, 32);
+  w->hot[1] = hot, w->band[1] = band;
+  w->regions[1][0].nr_accesses = saturated;
+  w->regions[1][1].nr_accesses = 10;
+  w->regions[1][2].nr_accesses = w->regions[1][3].nr_accesses = 0;
+  VtTiering *t = vt_tiering_new (&config, inputs, w);
+  run_rounds (t, 30);
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024);
+  g_assert_cmpuint (count (1, 1024, 1024, 1), >=, 512);
+  g_assert_cmpuint (vt_tiering_stats (t, GUINT_TO_POINTER (2))->demand, ==, 1024 * PAGE);
+  return t;
+}
+
 /* a's hot memory (all of it, read at 1x) is more than its share; b's
  * (read at 32x) is a region at 40 of 40 and one at 10: touched in a
  * tenth of the samples at 32x, so once in 0.8 s, about never at a's rate.
@@ -2469,16 +2490,9 @@ test_demands_at_one_rate (void)
   g_assert_cmpuint (vt_interval_tune_count_at (4, 40, 1, 32), ==, 1);
 
   World w;
-  two_rates_world (&w, 3000, 32); /* room for 4782 pages of VMs beside the reserve */
-  w.regions[1][1].nr_accesses = 10;
-  w.regions[1][2].nr_accesses = w.regions[1][3].nr_accesses = 0;
-  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
-  run_rounds (t, 30);
-  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024);    /* b's saturated region stayed */
-  g_assert_cmpuint (count (1, 1024, 1024, 1), >=, 512);  /* its lukewarm one made room */
-  g_assert_cmpuint (count (0, 0, PAGES, 0), >=, 3300);   /* for a */
-  const VtTieringStats *b = vt_tiering_stats (t, GUINT_TO_POINTER (2));
-  g_assert_cmpuint (b->demand, ==, 1024 * PAGE);
+  g_autoptr (VtTiering) t = one_rate_case (&w, 3000, 0, 0, 40); /* room for 4782 pages */
+  g_assert_cmpuint (count (0, 0, PAGES, 0), >=, 3300); /* for a */
+  const VtTieringStats *b;
 
   guint64 a_up = count (0, 0, PAGES, 0);
   w.scale[0] = 16;
@@ -2518,18 +2532,9 @@ static void
 test_demands_at_one_rate_from_a_climb (void)
 {
   World w;
-  two_rates_world (&w, 3700, 32); /* room for 4082 pages of VMs beside the reserve */
-  w.hot[1] = vt_interval_tune_count_at (4, 40, 32, 4);
-  w.band[1] = 4;
-  g_assert_cmpuint (w.hot[1], ==, 23);
-  w.regions[1][0].nr_accesses = 39;
-  w.regions[1][1].nr_accesses = 10;
-  w.regions[1][2].nr_accesses = w.regions[1][3].nr_accesses = 0;
-  g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
-  run_rounds (t, 30);
-  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024);   /* b's saturated region stayed */
-  g_assert_cmpuint (count (1, 1024, 1024, 1), >=, 512); /* its lukewarm one made room */
-  g_assert_cmpuint (vt_tiering_stats (t, GUINT_TO_POINTER (2))->demand, ==, 1024 * PAGE);
+  guint climbed = vt_interval_tune_count_at (4, 40, 32, 4);
+  g_assert_cmpuint (climbed, ==, 23);
+  g_autoptr (VtTiering) t = one_rate_case (&w, 3700, climbed, 4, 39); /* room for 4082 pages */
   node_used_other[0] = 0;
   g_clear_pointer (&t, vt_tiering_free);
   drop_host ();
