@@ -940,6 +940,13 @@ vt_tiering_free_targets (const VtTieringConfig *c, guint64 top_total, guint64 ke
   m.low = MAX (kernel_floor, top_total * c->low_watermark_pct / 100);
   m.high = MAX (m.low + MAX (2 * kernel_step, MIN (FREE_HYSTERESIS_MIN, top_total / 100)),
                 top_total * c->high_watermark_pct / 100);
+  /* In whole pages, as the free count is: a refill toward a mark a part
+   * of a page above it planned a job of less than a page every round,
+   * which moved nothing, and the refill never ended (seen in a unit
+   * run: 819 pages free against a high watermark of 819.2). */
+  guint64 page = (guint64) sysconf (_SC_PAGESIZE);
+  m.low = (m.low + page - 1) / page * page;
+  m.high = (m.high + page - 1) / page * page;
   return m;
 }
 
@@ -2402,9 +2409,15 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
    * theirs makes (makes_room), never memory in use. */
   guint64 due = promote_due + borrow_due + (warm_due ? warm_due + fill_step : 0);
   guint64 waiting = due > room ? due - room : 0;
+  /* A refill ends at the high watermark as it will be once the hot
+   * memory due has come up, not as it is while that waits: seen in a
+   * unit run under load, a round that found the demotions done and the
+   * promotions not begun ended the refill, and the promotions then left
+   * free memory between the watermarks, 207 pages short of the step. */
+  guint64 refill_due = refill + promote_due;
   if (tiers->top_free < keep_free || contended)
     t->demoting = TRUE;
-  else if (tiers->top_free >= refill)
+  else if (tiers->top_free >= refill_due)
     t->demoting = FALSE;
 
   guint64 budget = round_budget (t);
@@ -2416,9 +2429,14 @@ round_plan (VtTiering *t, const VtHostTiers *tiers, GArray *inputs)
    * more this round. Beyond that a VM's memory above its share takes the
    * mover from promotions that are due (seen: an idle VM's 430 MiB went
    * down first while 300 MiB had to come up for a busy one, whose hot set
-   * reached 95% at +63 s); it stays until the room is wanted. Not
-   * demoting: as much as others wait for, from VMs that wait for nothing. */
-  guint64 deficit = t->demoting ? waiting + (refill > tiers->top_free ? refill - tiers->top_free : 0)
+   * reached 95% at +63 s); it stays until the room is wanted. The high
+   * watermark's part is counted after what is due has come up: added to
+   * what waits past the room, a round above the reserve counted that room
+   * twice. Not demoting: as much as others wait for, from VMs that wait
+   * for nothing. */
+  guint64 refill_ask = refill_due + borrow_due;
+  guint64 deficit = t->demoting ? MAX (waiting, refill_ask > tiers->top_free
+                                                    ? refill_ask - tiers->top_free : 0)
                                 : waiting;
   g_autofree guint64 *givers = g_new (guint64, MAX (down_order->len, 1));
   for (guint k = 0; k < down_order->len; k++) {

@@ -614,8 +614,10 @@ test_kernel_floor_from_zoneinfo (void)
   kernel_only.low_watermark_pct = 5, kernel_only.high_watermark_pct = 10;
   m = vt_tiering_free_targets (&kernel_only, 2048 * MiB, tiers->top_kernel_floor,
                                tiers->top_kernel_step);
-  g_assert_cmpuint (m.low, ==, 2048 * MiB / 20);
-  g_assert_cmpuint (m.high, ==, 2048 * MiB / 10);
+  /* In whole pages, as the free count is (102.4 and 204.8 MiB). */
+  g_assert_cmpuint (m.low, ==, (2048 * MiB / 20 + PAGE - 1) / PAGE * PAGE);
+  g_assert_cmpuint (m.high, ==, (2048 * MiB / 10 + PAGE - 1) / PAGE * PAGE);
+  g_assert_cmpuint (m.low % PAGE, ==, 0);
   /* Before 6.1 zoneinfo has no promo line: high is the floor, no step. */
   VtNodeInfo old = { .node = 0 };
   vt_host_tiers_parse_zoneinfo ("Node 0, zone   Normal\n  pages free     100\n"
@@ -765,8 +767,9 @@ test_demotes_for_what_can_come_up (void)
   w.extra_demand[1] = 2048 * PAGE;
   g_autoptr (VtTiering) t = vt_tiering_new (&config, inputs, &w);
   /* Counted in rounds, not wall time: 20 rounds' 2 s under make check's
-   * load moved one round's budget less (1536 pages down). Then five more
-   * rounds, in which no more of a may go down. */
+   * load moved one round's budget less (1536 pages down; so did a refill
+   * that ended before the round's promotions ran, the case after this).
+   * Then five more rounds, in which no more of a may go down. */
   for (guint r = 0; r < 200 && (count (1, 0, 1024, 0) < 1024 || count (0, 1024, 3072, 1) < 1743);
        r++)
     step_round (t, 0);
@@ -780,6 +783,44 @@ test_demotes_for_what_can_come_up (void)
   guint down = count (0, 1024, 3072, 1);
   g_assert_cmpuint (down, >=, 1743);
   g_assert_cmpuint (down, <=, 1743 + 512);
+  node_used_other[0] = 0;
+  drop_host ();
+}
+
+/* A refill to the high watermark (820 pages free) counts the hot memory
+ * due to come up: a round that finds free memory above the mark only while
+ * the promotions wait goes on demoting. Here the first round (one job,
+ * 512 pages) starts a refill with a's cold memory while b's hot region is
+ * too young to move (612 free); then the host lets 900 pages go (1512
+ * free) and b's 1024 hot pages are due, with room for them above the low
+ * watermark (410). Ended there, the refill left 488 free once they were
+ * up, between the watermarks for good: how make check's load, which ran
+ * a round's demotions before its promotions, left 1536 of a's pages down
+ * in the case above. */
+static void
+test_refill_counts_promotions_due (void)
+{
+  World w;
+  a_fills_dram_b_on_the_slow_node (&w, 100);
+  w.regions[1][0].age = 0;
+  VtTieringConfig one_job = config;
+  one_job.bytes_per_s = 20ull << 20; /* 2 MiB a round: one job */
+  g_autoptr (VtTiering) t = vt_tiering_new (&one_job, inputs, &w);
+  step_round (t, 1); /* planned; its job may still run */
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 0);
+  g_assert_cmpuint (node_free (0), <, 820 * PAGE);
+  g_mutex_lock (&fake_lock);
+  node_used_other[0] -= 900;
+  write_meminfo ();
+  g_mutex_unlock (&fake_lock);
+  w.regions[1][0].age = 100;
+  for (guint r = 0; r < 200 && (count (1, 0, 1024, 0) < 1024 || node_free (0) < 820 * PAGE); r++)
+    step_round (t, 1);
+  for (guint r = 0; r < 5; r++)
+    step_round (t, 1);
+  g_assert_cmpuint (count (1, 0, 1024, 0), ==, 1024);
+  g_assert_cmpuint (node_free (0), >=, 820 * PAGE);
+  g_assert_cmpuint (node_free (0), <, (820 + 512) * PAGE); /* no more than the step asks */
   node_used_other[0] = 0;
   drop_host ();
 }
@@ -3360,6 +3401,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiering/demotes-what-is-needed", test_demotes_what_is_needed);
   g_test_add_func ("/tiering/refill-takes-long-cold-only", test_refill_takes_long_cold_only);
   g_test_add_func ("/tiering/demotes-for-what-can-come-up", test_demotes_for_what_can_come_up);
+  g_test_add_func ("/tiering/refill-counts-promotions-due", test_refill_counts_promotions_due);
   g_test_add_func ("/tiering/promotes-ahead-into-reserve", test_promotes_ahead_into_reserve);
   g_test_add_func ("/tiering/busy-pages-are-retried", test_busy_pages_are_retried);
   g_test_add_func ("/tiering/retry-within-share", test_retry_within_share);
