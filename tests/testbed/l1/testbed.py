@@ -1336,6 +1336,7 @@ def heat_vs_truth(vtierd, g, gen=None):
     nodes = tbprobe.nodes_of(g.pid, [c << 21 for c in chunks])
     # per band, per side (node0, elsewhere): [chunks, heat sum, age sum, read hot, mean sum]
     bands, bare = {}, []  # bare: guest-physical MiB of chunks read hot holding no hot page
+    missed = []  # ... and of chunks holding hot pages that read cold
     i = 0
     for c, n in zip(chunks, nodes):
         while i < len(regions) and regions[i][1] <= c << 21:
@@ -1345,8 +1346,9 @@ def heat_vs_truth(vtierd, g, gen=None):
             if regions[j][2] >= nr:
                 nr, age, mean = regions[j][2], regions[j][3], regions[j][5]
             j += 1
-        if i < len(regions) and nr >= hot_at and c not in per_chunk:
-            bare.append((regions[i][4] + (c << 21) - regions[i][0]) >> 20)
+        if i < len(regions) and (nr >= hot_at) != (c in per_chunk):
+            (bare if c not in per_chunk else missed).append(
+                (regions[i][4] + (c << 21) - regions[i][0]) >> 20)
         side = bands.setdefault(min(per_chunk.get(c, 0) // 64, 8), [[0] * 5, [0] * 5])[n != 0]
         side[0] += 1
         side[1] += nr
@@ -1364,24 +1366,25 @@ def heat_vs_truth(vtierd, g, gen=None):
         lines.append(f"  {band_name(k):>8}: " + " / ".join(
             f"{n:4} ({hot:4}; {h / max(n, 1):4.1f}, {m / max(n, 1):4.1f}, {a / max(n, 1):5.1f})"
             for n, h, a, hot, m in bands[k]))
-    # Where the memory that reads hot without a hot page is, in the guest:
-    # its kernel's, the workload's own, or another process's.
-    runs = []
-    for mib in sorted(bare):
-        if runs and mib <= runs[-1][1] + 2:
-            runs[-1][1] = mib
-        else:
-            runs.append([mib, mib])
-    lines.append("  read hot, no hot page (guest-physical MiB): " +
-                 (", ".join(f"{lo}-{hi + 2}" for lo, hi in runs) or "none"))
-    # ... and the regions that read it so: one region over hot and bare
-    # chunks alike (too coarse), or regions of their own (accessed).
-    over = [r for r in heat["regions"]
-            if any(r["guest_start"] < (hi + 2) << 20 and lo << 20 < r["guest_end"] for lo, hi in runs)]
-    lines.append("  its regions (guest-physical MiB, heat held, its mean, age): " + ", ".join(
-        f"{r['guest_start'] / 2**20:.1f}-{r['guest_end'] / 2**20:.1f} {r['nr_accesses']} "
-        f"{r.get('mean_accesses', 0):.1f} {r['age']}"
-        for r in sorted(over, key=lambda r: r["guest_start"])[:24]))
+    # Where the memory that reads hot without a hot page is, in the guest
+    # (its kernel's, the workload's own, or another process's), and the
+    # hot pages that read cold; each with the regions that read it so: one
+    # region over hot and cold chunks alike (too coarse), or its own.
+    for what, mibs in (("read hot, no hot page", bare), ("hot pages, read cold", missed)):
+        runs = []
+        for mib in sorted(mibs):
+            if runs and mib <= runs[-1][1] + 2:
+                runs[-1][1] = mib
+            else:
+                runs.append([mib, mib])
+        lines.append(f"  {what} (guest-physical MiB): " +
+                     (", ".join(f"{lo}-{hi + 2}" for lo, hi in runs) or "none"))
+        over = [r for r in heat["regions"] if any(
+            r["guest_start"] < (hi + 2) << 20 and lo << 20 < r["guest_end"] for lo, hi in runs)]
+        lines.append("    its regions (guest-physical MiB, heat held, its mean, age): " + ", ".join(
+            f"{r['guest_start'] / 2**20:.1f}-{r['guest_end'] / 2**20:.1f} {r['nr_accesses']} "
+            f"{r.get('mean_accesses', 0):.1f} {r['age']}"
+            for r in sorted(over, key=lambda r: r["guest_start"])[:24]))
     return lines
 
 
