@@ -132,6 +132,12 @@ START_MAX = 0.05
 # reset, and the check takes 4-5 s of a run's wall time). Seen on the emulated
 # host: from one run on, app b's hot set read cold to vtierd and to DAMOS
 # alike (0% of it on node0 under both) while it made 240k accesses/s.
+# The idle VM's hot set is looked at too: in make bench on ba27db5 its
+# guest hung 10 minutes into the 7.2 boot (its workload's last status line
+# at t=612 s, its QEMU running on), and every later run of that boot
+# measured a dead idle VM (vtierd and the kernel engine read 12 MiB of it
+# hot, 0% of its hot set, where 63 MiB before): the busy VMs got its DRAM,
+# and the contended rows read 100% with a 31.5% three-VM fairness error.
 SEEN_MIN = 0.5
 RUNS_DIR = os.path.join(testbed.RESULTS, "runs")
 # One line per void run, in runs/ so that a boot the emulated host loses
@@ -1147,28 +1153,29 @@ def move_rate_mib_s():
         p.wait()
 
 
-def accesses_unseen(apps):
-    """The apps whose hot-set accesses the host does not see now, as
-    'name (x% of a sample seen used in 3 s)'."""
-    # 128 pages an app: each is a DAMON region of the probe's, set up by
+def accesses_unseen(guests):
+    """The guests whose hot-set accesses the host does not see now, as
+    'name (x% of a sample seen used in 3 s; its workload's last line)'."""
+    # 128 pages a guest: each is a DAMON region of the probe's, set up by
     # two sysfs writes (~3 ms each in the emulated host)
-    samples = [(g.pid, g.hvas("hot")[::max(1, len(g.hvas("hot")) // 128)]) for g in apps]
-    return [f"{g.name} ({seen:.0%} of a sample seen used in 3 s)"
-            for g, seen in zip(apps, tbprobe.accessed_fractions(samples, 3.0))
+    samples = [(g.pid, g.hvas("hot")[::max(1, len(g.hvas("hot")) // 128)]) for g in guests]
+    return [f"{g.name} ({seen:.0%} of a sample seen used in 3 s; its workload's last line: "
+            f"{(g.workload_lines() or ['none'])[-1][:60]})"
+            for g, seen in zip(guests, tbprobe.accessed_fractions(samples, 3.0))
             if seen is not None and seen < SEEN_MIN]
 
 
-def void_if_unseen(apps, when):
+def void_if_unseen(guests, when):
     """A guest whose accesses the host no longer sees is lost to the
-    emulated host: stop it (the next attempt boots the guests again), and
-    the run is void. So is a run the probe could not look at (DAMON's
+    emulated host: stop the guests (the next attempt boots them again),
+    and the run is void. So is a run the probe could not look at (DAMON's
     sysfs busy beyond its retries): the next attempt looks again."""
     try:
-        unseen = accesses_unseen(apps)
+        unseen = accesses_unseen(guests)
     except OSError as e:
         raise RuntimeError(f"void {when}: the probe could not look: {e}") from e
     if unseen:
-        for g in apps:
+        for g in guests:
             g.stop()
         raise RuntimeError(f"void {when}: the host sees no accesses of {', '.join(unseen)}")
 
@@ -1295,7 +1302,7 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
         raise RuntimeError(f"void start: apps' hot pages {[f'{f:.1%}' for f in start]} on node0 "
                            f"after the reset (at most {START_MAX:.0%})")
     if not seen_before:
-        void_if_unseen(apps, "start")
+        void_if_unseen(guests, "start")
     t1 = time.monotonic()
     off_mib = sum((1 - f) * d for f, d in zip(start, demands))
     # What the hot sets take at the host's page size: with THP, a huge page
@@ -1371,7 +1378,7 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
         f"{k} {fmt_share(thp_start[k])} -> {fmt_share(thp_end[k])}" for k in thp_end) +
         f"; node0's free 2 MiB blocks {blocks_start} -> {blocks_end}", flush=True)
     net_mib = net_move_mib(node0_start, node0_end)
-    void_if_unseen(apps, "end")
+    void_if_unseen(guests, "end")
     # Where a run's wall time goes beside its measure: what bounds how many
     # runs make bench fits in an hour.
     r["phases_s"] = {"reset_and_checks": round(t1 - t0, 1), "setup": round(t_setup - t1, 1),
