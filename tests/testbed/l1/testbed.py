@@ -1337,6 +1337,13 @@ def heat_vs_truth(vtierd, g, gen=None):
     # per band, per side (node0, elsewhere): [chunks, heat sum, age sum, read hot, mean sum]
     bands, bare = {}, []  # bare: guest-physical MiB of chunks read hot holding no hot page
     missed = []  # ... and of chunks holding hot pages that read cold
+    # The guest's own memory as the bench's probe found it (find_own_in_use:
+    # {chunk's host base: (its rate, pages)}), when it looked: what of the
+    # bare chunks is its own hot memory, its memory used less often, or
+    # memory it did not see used; and its own hot memory read cold.
+    own = {base >> 21: rate for base, (rate, _) in (getattr(g, "own", None) or {}).items()}
+    own_hot_rate = getattr(g, "own_hot_rate", 1.0)
+    own_read = {"hot": [0, 0], "less": [0, 0], "unused": [0, 0]}  # [read hot, read cold]
     i = 0
     for c, n in zip(chunks, nodes):
         while i < len(regions) and regions[i][1] <= c << 21:
@@ -1349,6 +1356,9 @@ def heat_vs_truth(vtierd, g, gen=None):
         if i < len(regions) and (nr >= hot_at) != (c in per_chunk):
             (bare if c not in per_chunk else missed).append(
                 (regions[i][4] + (c << 21) - regions[i][0]) >> 20)
+        if c not in per_chunk:
+            kind = "unused" if c not in own else "hot" if own[c] >= own_hot_rate else "less"
+            own_read[kind][nr < hot_at] += 1
         side = bands.setdefault(min(per_chunk.get(c, 0) // 64, 8), [[0] * 5, [0] * 5])[n != 0]
         side[0] += 1
         side[1] += nr
@@ -1370,6 +1380,11 @@ def heat_vs_truth(vtierd, g, gen=None):
     # (its kernel's, the workload's own, or another process's), and the
     # hot pages that read cold; each with the regions that read it so: one
     # region over hot and cold chunks alike (too coarse), or its own.
+    if own:
+        lines.append("  its other chunks by the probe (MiB read hot / read cold): " + ", ".join(
+            f"{k} {v[0] * 2} / {v[1] * 2}" for k, v in (("own hot", own_read["hot"]),
+                                                      ("used less often", own_read["less"]),
+                                                      ("not seen used", own_read["unused"]))))
     for what, mibs in (("read hot, no hot page", bare), ("hot pages, read cold", missed)):
         runs = []
         for mib in sorted(mibs):
