@@ -1343,7 +1343,8 @@ def heat_vs_truth(vtierd, g, gen=None):
     # memory it did not see used; and its own hot memory read cold.
     own = {base >> 21: rate for base, (rate, _) in (getattr(g, "own", None) or {}).items()}
     own_hot_rate = getattr(g, "own_hot_rate", 1.0)
-    own_read = {"hot": [0, 0], "less": [0, 0], "unused": [0, 0], "cold set": [0, 0]}  # [hot, cold]
+    own_read = {k: [0, 0] for k in ("own hot", "used less often", "the workload's cold set",
+                                    "not seen used")}  # MiB read hot, read cold
     # The workload's cold set, which the probe does not look at for the
     # guest's own memory: its verify pass reads all of it now and then.
     cold_chunks = {h >> 21 for h in g.hvas("cold", gen)} if own else set()
@@ -1360,9 +1361,11 @@ def heat_vs_truth(vtierd, g, gen=None):
             (bare if c not in per_chunk else missed).append(
                 (regions[i][4] + (c << 21) - regions[i][0]) >> 20)
         if c not in per_chunk:
-            kind = ("hot" if own[c] >= own_hot_rate else "less") if c in own else \
-                "cold set" if c in cold_chunks else "unused"
-            own_read[kind][nr < hot_at] += 1
+            if c in own:
+                kind = "own hot" if own[c] >= own_hot_rate else "used less often"
+            else:
+                kind = "the workload's cold set" if c in cold_chunks else "not seen used"
+            own_read[kind][nr < hot_at] += 2
         side = bands.setdefault(min(per_chunk.get(c, 0) // 64, 8), [[0] * 5, [0] * 5])[n != 0]
         side[0] += 1
         side[1] += nr
@@ -1386,10 +1389,7 @@ def heat_vs_truth(vtierd, g, gen=None):
     # region over hot and cold chunks alike (too coarse), or its own.
     if own:
         lines.append("  its other chunks by the probe (MiB read hot / read cold): " + ", ".join(
-            f"{k} {v[0] * 2} / {v[1] * 2}" for k, v in (("own hot", own_read["hot"]),
-                                                      ("used less often", own_read["less"]),
-                                                      ("the workload's cold set", own_read["cold set"]),
-                                                      ("not seen used", own_read["unused"]))))
+            f"{k} {hot} / {cold}" for k, (hot, cold) in own_read.items()))
     for what, mibs in (("read hot, no hot page", bare), ("hot pages, read cold", missed)):
         runs = []
         for mib in sorted(mibs):
