@@ -3,24 +3,12 @@
 function and its constants are taken from tiering.py as they are, which
 runs in the emulated host only. TAP on stdout.
     test-bench-settled.py TIERING_PY"""
-import ast
 import sys
 
+from lift import lift
 from tap import check, done
 
-NAMES = {"settled", "SAMPLE_S", "SETTLED_SPAN", "SETTLED_MIGRATE_MIB"}
-tree = ast.parse(open(sys.argv[1]).read())
-kept = [node for node in tree.body
-        if (isinstance(node, ast.FunctionDef) and node.name in NAMES)
-        or (isinstance(node, ast.Assign)
-            and any(getattr(t, "id", None) in NAMES for t in node.targets))]
-found = {getattr(node, "name", None) or node.targets[0].id for node in kept}
-if found != NAMES:
-    print(f"Bail out! tiering.py lacks {sorted(NAMES - found)}")
-    sys.exit(1)
-scope = {}
-exec(compile(ast.Module(body=kept, type_ignores=[]), sys.argv[1], "exec"), scope)
-settled = scope["settled"]
+settled = lift(sys.argv[1], {"settled", "SAMPLE_S", "SETTLED_SPAN", "SETTLED_MIGRATE_MIB"})["settled"]
 
 
 def run(times, frac=lambda t: 1.0, migrated=lambda t: 900.0):

@@ -1041,9 +1041,8 @@ def find_own_in_use(guests):
     found = tbprobe.accessed_pages(entries, OWN_WAIT_S)
     hot_rates = sorted(max(seen.values(), default=0.0) for (g, base), seen in zip(keys, found)
                        if base is None and g is not guests[0])
-    apps_rate = hot_rates[int(len(hot_rates) * OWN_HOT_QUANTILE)] if hot_rates else 1.0
-    samples = max(1, round(OWN_WAIT_S * 1e6 / tbprobe.PROBE_SAMPLE_US))
-    hot_rate = apps_rate - OWN_HOT_MARGIN_SAMPLES / samples - 1e-9  # a rate is k / samples
+    samples = tbprobe.window_samples(OWN_WAIT_S)
+    apps_rate, hot_rate = own_hot_threshold(hot_rates, samples)
     for g in guests:
         g.own, g.own_hot_rate, g.own_apps_rate = {}, hot_rate, apps_rate
     for (g, base), seen in zip(keys, found):
@@ -1058,6 +1057,14 @@ def find_own_in_use(guests):
                     f"({own_mib(g, apps_rate):.0f} MiB at their rate itself; rates "
                     f"{quart(sorted(r for r, _ in g.own.values()))})"
                     for g in guests), flush=True)
+
+
+def own_hot_threshold(hot_rates, samples):
+    """(the apps' rate, the rate from which a guest's own chunk counts as
+    hot) from the apps' hot chunks' sorted rates, each a count of
+    `samples` over it."""
+    apps_rate = hot_rates[int(len(hot_rates) * OWN_HOT_QUANTILE)] if hot_rates else 1.0
+    return apps_rate, apps_rate - OWN_HOT_MARGIN_SAMPLES / samples - 1e-9  # a rate is k / samples
 
 
 def own_mib(g, rate=0.0):

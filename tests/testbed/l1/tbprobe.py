@@ -24,7 +24,14 @@ class ProbeError(Exception):
 class Qmp:
     """A QMP client on a unix socket, one command at a time."""
 
+    # A greeting is short: a socket another client holds never sends one.
+    # A command waits longer: on the one-CPU emulated host a guest's vCPU
+    # thread can keep QEMU's monitor off the CPU for seconds (CI lost the
+    # heat scenario to a gpa2hva that took over 5 s).
+    COMMAND_TIMEOUT_S = 60.0
+
     def __init__(self, path, timeout=5.0):
+        self.path = path
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         try:
@@ -36,6 +43,7 @@ class Qmp:
             raise ProbeError(f"QMP socket {path}: {e or 'no greeting (held by another client?)'}")
         if "QMP" not in greeting:
             raise ProbeError(f"QMP socket {path}: not a QMP greeting: {greeting}")
+        self.sock.settimeout(max(timeout, self.COMMAND_TIMEOUT_S))
         self.execute("qmp_capabilities")
 
     def _read(self):
@@ -53,7 +61,11 @@ class Qmp:
             msg["arguments"] = arguments
         self.sock.sendall(json.dumps(msg).encode() + b"\n")
         while True:
-            reply = self._read()
+            try:
+                reply = self._read()
+            except socket.timeout:
+                raise ProbeError(f"QMP {command} on {self.path}: no reply within "
+                                 f"{self.sock.gettimeout():.0f} s") from None
             if "event" in reply:
                 continue
             if "error" in reply:
@@ -513,6 +525,12 @@ def damon_context(k, operations, sample_us, aggr_us, regions=(10, 1000)):
 PROBE_SAMPLE_US = 100_000
 
 
+def window_samples(wait_s):
+    """How many samples the probe's kdamond takes in a window of wait_s:
+    a page's rate is a count of them over this."""
+    return max(1, round(wait_s * 1e6 / PROBE_SAMPLE_US))
+
+
 def accessed_fractions(pages, wait_s=3.0):
     """Per entry of `pages` (a list of (pid, addrs)), the share of its
     addresses accessed_pages found used (None for no addresses)."""
@@ -602,7 +620,7 @@ def _accessed_window(want, wait_s):
     _w(f"{DAMON_ADMIN}/nr_kdamonds", 1)
     cpu0 = {pid: _cpu_ms(pid) for pid in batch}
     found = {}  # page: the share of the window's samples that found it accessed
-    samples = max(1, round(wait_s * 1e6 / PROBE_SAMPLE_US))
+    samples = window_samples(wait_s)
     try:
         c = damon_context(0, "fvaddr", PROBE_SAMPLE_US, int(wait_s * 1e6),
                           regions=(3, max(1000, 2 * len(taken))))

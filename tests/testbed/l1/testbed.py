@@ -783,17 +783,28 @@ class Guest:
         """The probe's monitor of this guest."""
         return tbprobe.Qmp(self.probe_qmp)
 
+    def _chunks(self, mon):
+        """The translate() cache of this guest, its RAM's chunks filled by
+        the span walk once (a few dozen gpa2hva, where asking each chunk
+        of a 512 MiB page set took ~500, each a chance for the busy
+        emulated host to keep QEMU's monitor waiting)."""
+        cache = self.__dict__.setdefault("_hva_cache", {})
+        chunks = cache.setdefault("chunks", {})
+        if not cache.get("spans_walked"):
+            tbprobe.translate_span(mon, 0, (self.mem << 20) // tbprobe.CHUNK - 1, chunks)
+            cache["spans_walked"] = True
+        return chunks
+
     def _translation(self, kind, gen):
         """{gpa: hva} of a page set. A guest's RAM blocks do not move in
-        QEMU's address space, so it is asked for once per set: each ask is
-        an HMP call per 2 MiB."""
+        QEMU's address space, so it is asked for once per set."""
         gen = self.latest_gen() if gen is None else gen
         cache = self.__dict__.setdefault("_hva_cache", {})
         if (kind, gen) not in cache:
             mon = self.monitor()
             try:
                 cache[(kind, gen)] = tbprobe.translate(mon, self.pages(kind, gen),
-                                                        cache.setdefault("chunks", {}))
+                                                        self._chunks(mon))
             finally:
                 mon.close()
         return cache[(kind, gen)]
@@ -819,13 +830,11 @@ class Guest:
         not linear)."""
         cache = self.__dict__.setdefault("_hva_cache", {})
         if "ram_ranges" not in cache:
-            chunks = cache.setdefault("chunks", {})
             mon = self.monitor()
             try:
-                tbprobe.translate_span(mon, 0, (self.mem << 20) // tbprobe.CHUNK - 1, chunks)
+                cache["ram_ranges"] = tbprobe.host_ranges(self._chunks(mon))
             finally:
                 mon.close()
-            cache["ram_ranges"] = tbprobe.host_ranges(chunks)
         return cache["ram_ranges"]
 
     def placement_ram(self):

@@ -1,0 +1,43 @@
+#!/usr/bin/python3
+"""When the bench counts a guest's own memory as hot (tiering.py's
+own_hot_threshold()): within OWN_HOT_MARGIN_SAMPLES of the probe's
+window of the rate the apps' hot chunks reach at their 10th percentile.
+The apps' chunks read saturated (0.93, 0.97 or 1.00 from boot to boot of
+the same guests), and an exact rate made the idle VM's own hot memory
+read 46-52 or 12-22 MiB by boot. TAP on stdout.
+    test-bench-own-hot.py TIERING_PY"""
+import sys
+
+from lift import lift
+from tap import check, done
+
+scope = lift(sys.argv[1], {"own_hot_threshold", "OWN_HOT_QUANTILE", "OWN_HOT_MARGIN_SAMPLES"})
+threshold = scope["own_hot_threshold"]
+SAMPLES = 30  # 3 s of 100 ms samples, the probe's window
+
+
+def rate(k, samples=SAMPLES):
+    """A chunk seen used in k of the window's samples, as the probe reads it."""
+    return k / samples
+
+
+for k in range(27, 31):
+    apps, hot = threshold([rate(k)] * 40, SAMPLES)
+    check(apps == rate(k) and rate(k - 3) >= hot > rate(k - 4),
+          f"the apps at {k} of {SAMPLES}: a chunk counts from {k - 3} samples, not at {k - 4}")
+
+# The 10th percentile, not the slowest: two stragglers among 20 chunks.
+rates = sorted([rate(12), rate(20)] + [rate(29)] * 18)
+apps, hot = threshold(rates, SAMPLES)
+check(apps == rate(29) and rate(26) >= hot > rate(25),
+      "two slow chunks of 20 do not lower the apps' rate (29 of 30, hot from 26)")
+rates = sorted([rate(12), rate(20), rate(24)] + [rate(29)] * 17)
+check(threshold(rates, SAMPLES)[0] == rate(24), "three of 20 do: the 10th percentile is the third")
+
+apps, hot = threshold([], SAMPLES)
+check(apps == 1.0 and rate(27) >= hot > rate(26), "no apps' chunk seen: the rate is 1.0, hot from 27")
+
+# A window the probe had to double (60 samples): the margin stays 0.1 of them.
+apps, hot = threshold([rate(58, 60)] * 10, SAMPLES)
+check(rate(52, 60) >= hot > rate(51, 60), "a doubled window: 6 of 60 samples below the apps'")
+done()
