@@ -1729,8 +1729,23 @@ one_rate_demands (VtTiering *t, VmRound *vr, VtShareRequest *req, guint n,
       s->ref_demand = -1;
       continue;
     }
-    guint k = vt_interval_tune_count_at (in->band_threshold ? in->band_threshold : in->hot_threshold,
-                                         in->max_accesses, in->interval_scale, ref);
+    /* What reads within a sample of the threshold at the rate `ref`: read
+     * at a longer interval, the threshold lands near saturation (4 of 40
+     * at 1x is 38.6 at 32x, counted from 39), where a count is a coin's
+     * toss: memory touched at just the threshold's rate reads 39 or more
+     * in a little over half of the aggregations, and a region mixing such
+     * pages with colder ones rarely does. In the contended bench the idle
+     * VM's kernel memory, touched as often as the apps' hot sets by the
+     * probe (0.9-1.0 of its 100 ms samples), went down: its demand read at
+     * 1x fell from 61-78 MiB to 25-32 within a minute, and it held 18-38
+     * MiB of DRAM where its share of the census was 54-58 (three-VM
+     * fairness error 12-30%). One sample under the threshold (3 of 40 at
+     * 1x, 37 at 32x): within a sample's noise of the threshold (its
+     * binomial deviation at 4 of 40 is 1.9 samples), and a lukewarm
+     * region (10 of 40 at 32x) stays out. */
+    guint at_ref = in->band_threshold ? in->band_threshold : in->hot_threshold;
+    guint k = vt_interval_tune_count_at (at_ref > 1 ? at_ref - 1 : at_ref, in->max_accesses,
+                                         in->interval_scale, ref);
     guint64 d = MIN (req[i].demand, held_at (in, vr[i].place, k));
     /* Averaged: converted near saturation (4 of 40 at 1x is 39 of 40 at
      * 32x) the threshold falls where a sample's noise decides, and the

@@ -2581,6 +2581,24 @@ test_demands_at_one_rate_from_a_climb (void)
   drop_host ();
 }
 
+/* test_demands_at_one_rate's first part, b's region at 37 of 40 at 32x:
+ * a sample under the threshold at a's rate (3 of 40 at 1x), where memory
+ * touched at just the threshold's rate reads at 32x (38.6 on average).
+ * b's demand at a's rate counts it. Counted from 39, it was nothing, and
+ * b's region went down for a (the contended bench: the idle VM's kernel
+ * memory, used as often as the apps' hot sets, held at 18-38 MiB of DRAM
+ * where its share was 54-58). */
+static void
+test_demands_at_one_rate_within_a_sample (void)
+{
+  g_assert_cmpuint (vt_interval_tune_count_at (3, 40, 32, 1), ==, 37);
+  World w;
+  g_autoptr (VtTiering) t = one_rate_case (&w, 3000, 0, 0, 37);
+  node_used_other[0] = 0;
+  g_clear_pointer (&t, vt_tiering_free);
+  drop_host ();
+}
+
 /* a's hot memory (read at 1x) is more than its share; b's, read at 16x,
  * two regions at 30 of 40, fits its share but comes within an eighth of
  * a's: a busy VM at the level of the shares. At a's rate (4 of 40 at 1x
@@ -3476,6 +3494,8 @@ main (int argc, char **argv)
                    test_room_from_the_vm_furthest_above);
   g_test_add_func ("/tiering/room-levels-the-excess", test_room_levels_the_excess);
   g_test_add_func ("/tiering/demands-at-one-rate", test_demands_at_one_rate);
+  g_test_add_func ("/tiering/demands-at-one-rate-within-a-sample",
+                   test_demands_at_one_rate_within_a_sample);
   g_test_add_func ("/tiering/demands-at-one-rate-from-a-climb",
                    test_demands_at_one_rate_from_a_climb);
   g_test_add_func ("/tiering/demand-at-the-level-is-read-at-its-rate",
