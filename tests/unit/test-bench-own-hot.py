@@ -5,15 +5,17 @@ window of the rate the apps' hot chunks reach at their 10th percentile.
 The apps' chunks read saturated (0.93, 0.97 or 1.00 from boot to boot of
 the same guests), and an exact rate made the idle VM's own hot memory
 read 46-52 or 12-22 MiB by boot. TAP on stdout.
-    test-bench-own-hot.py TIERING_PY"""
+    test-bench-own-hot.py TIERING_PY TBPROBE_PY"""
 import sys
 
 from lift import lift
 from tap import check, done
 
-scope = lift(sys.argv[1], {"own_hot_threshold", "OWN_HOT_QUANTILE", "OWN_HOT_MARGIN_SAMPLES"})
+scope = lift(sys.argv[1], {"own_hot_threshold", "OWN_HOT_QUANTILE", "OWN_HOT_MARGIN_SAMPLES",
+                           "OWN_WAIT_S"})
 threshold = scope["own_hot_threshold"]
-SAMPLES = 30  # 3 s of 100 ms samples, the probe's window
+probe = lift(sys.argv[2], {"window_samples", "PROBE_SAMPLE_US"})
+SAMPLES = probe["window_samples"](scope["OWN_WAIT_S"])  # the bench's window, as the probe counts it
 
 
 def rate(k, samples=SAMPLES):
@@ -21,7 +23,7 @@ def rate(k, samples=SAMPLES):
     return k / samples
 
 
-for k in range(27, 31):
+for k in range(SAMPLES - 3, SAMPLES + 1):
     apps, hot = threshold([rate(k)] * 40, SAMPLES)
     check(apps == rate(k) and rate(k - 3) >= hot > rate(k - 4),
           f"the apps at {k} of {SAMPLES}: a chunk counts from {k - 3} samples, not at {k - 4}")
