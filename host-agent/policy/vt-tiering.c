@@ -1737,17 +1737,17 @@ one_rate_demands (VtTiering *t, VmRound *vr, VtShareRequest *req, guint n,
      * pages with colder ones rarely does. In the contended bench the idle
      * VM's kernel memory, touched as often as the apps' hot sets by the
      * probe (0.9-1.0 of its 100 ms samples), went down: its demand read at
-     * 1x fell from 61-78 MiB to 25-32 within a minute, and it held 18-38
-     * MiB of DRAM where its share of the census was 54-58 (three-VM
-     * fairness error 12-30%). One sample under the threshold (3 of 40 at
-     * 1x, 37 at 32x): within a sample's noise of the threshold (its
-     * binomial deviation at 4 of 40 is 1.9 samples), and a lukewarm
-     * region (10 of 40 at 32x) stays out. */
+     * 1x fell from 61-78 MiB to 25-32 within a minute. One sample under
+     * the threshold (3 of 40 at 1x, 37 at 32x): within a sample's noise of
+     * it (its binomial deviation at 4 of 40 is 1.9 samples), and a
+     * lukewarm region (10 of 40 at 32x) stays out. It is a part of the
+     * idle VM's shortfall only: in one boot, 3 runs a side, it held 34-40 MiB
+     * of DRAM, 25-33 before, where its share of the census was 60. */
     guint at_ref = in->band_threshold ? in->band_threshold : in->hot_threshold;
     guint k = vt_interval_tune_count_at (at_ref > 1 ? at_ref - 1 : at_ref, in->max_accesses,
                                          in->interval_scale, ref);
     guint64 d = MIN (req[i].demand, held_at (in, vr[i].place, k));
-    /* Averaged: converted near saturation (4 of 40 at 1x is 39 of 40 at
+    /* Averaged: converted near saturation (3 of 40 at 1x is 37 of 40 at
      * 32x) the threshold falls where a sample's noise decides, and the
      * idle VM's demand went 4, 50, 64 MiB within 7 s (ab6), its target
      * with it, and an app's hot memory down for room it did not use. */
