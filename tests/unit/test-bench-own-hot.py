@@ -29,17 +29,21 @@ for k in range(SAMPLES - 3, SAMPLES + 1):
           f"the apps at {k} of {SAMPLES}: a chunk counts from {k - 3} samples, not at {k - 4}")
 
 # The 10th percentile, not the slowest: two stragglers among 20 chunks.
-rates = sorted([rate(12), rate(20)] + [rate(29)] * 18)
+top = SAMPLES - 1  # the apps' chunks a sample short of saturated
+rates = sorted([rate(12), rate(20)] + [rate(top)] * 18)
 apps, hot = threshold(rates, SAMPLES)
-check(apps == rate(29) and rate(26) >= hot > rate(25),
-      "two slow chunks of 20 do not lower the apps' rate (29 of 30, hot from 26)")
-rates = sorted([rate(12), rate(20), rate(24)] + [rate(29)] * 17)
-check(threshold(rates, SAMPLES)[0] == rate(24), "three of 20 do: the 10th percentile is the third")
+check(apps == rate(top) and rate(top - 3) >= hot > rate(top - 4),
+      f"two slow chunks of 20 do not lower the apps' rate ({top} of {SAMPLES}, hot from {top - 3})")
+rates = sorted([rate(12), rate(20), rate(top - 5)] + [rate(top)] * 17)
+check(threshold(rates, SAMPLES)[0] == rate(top - 5), "three of 20 do: the 10th percentile is the third")
 
 apps, hot = threshold([], SAMPLES)
-check(apps == 1.0 and rate(27) >= hot > rate(26), "no apps' chunk seen: the rate is 1.0, hot from 27")
+check(apps == 1.0 and rate(SAMPLES - 3) >= hot > rate(SAMPLES - 4),
+      f"no apps' chunk seen: the rate is 1.0, hot from {SAMPLES - 3}")
 
-# A window the probe had to double (60 samples): the margin stays 0.1 of them.
-apps, hot = threshold([rate(58, 60)] * 10, SAMPLES)
-check(rate(52, 60) >= hot > rate(51, 60), "a doubled window: 6 of 60 samples below the apps'")
+# A window the probe had to double: the margin stays a tenth of the window.
+double = 2 * SAMPLES
+apps, hot = threshold([rate(double - 2, double)] * 10, SAMPLES)
+check(rate(double - 8, double) >= hot > rate(double - 9, double),
+      f"a doubled window: 6 of {double} samples below the apps'")
 done()
