@@ -143,7 +143,7 @@ on_planned (gpointer data)
     if (st)
       vt_manager_note_tiering (m, vms->pdata[i], st);
     if (st && tracker)
-      vt_tracker_note_share (tracker, st->demand, st->target);
+      vt_tracker_note_share (tracker, st->demand, st->target, st->ref_scale);
     gint64 when = 0;
     const GArray *node_bytes = vt_tiering_node_bytes (m->tiering, vms->pdata[i], &when);
     if (node_bytes)

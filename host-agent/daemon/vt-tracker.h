@@ -57,8 +57,11 @@ guint vt_tracker_hot_threshold_set (VtTracker *tracker); /* ... as configured */
  * its demand is more than its target by an eighth, and then until it is
  * within a thirty-second. Then the intervals may shrink to the configured
  * ones when its counts saturate; else not below the start scale, and they
- * climb while the same bytes read hot (vt_interval_tune_aim_long). */
-void vt_tracker_note_share (VtTracker *tracker, guint64 demand, guint64 target);
+ * climb while the same bytes read hot (vt_interval_tune_aim_long), but
+ * not while the shares read demands at one rate (`ref_scale`, the
+ * round's VtTieringStats.ref_scale; 0: none): there they stay at the
+ * band's scale, where counts are not saturated. */
+void vt_tracker_note_share (VtTracker *tracker, guint64 demand, guint64 target, guint ref_scale);
 gboolean vt_tracker_fine_ranking (VtTracker *tracker);
 /* The intervals now, as a multiple of the configured ones. */
 guint vt_tracker_interval_scale (VtTracker *tracker);

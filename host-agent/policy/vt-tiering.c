@@ -1717,6 +1717,7 @@ one_rate_demands (VtTiering *t, VmRound *vr, VtShareRequest *req, guint n,
     VmState *s = vm_state (t, in->key);
     guint was = s->demand_ref;
     s->demand_ref = 0;
+    vr[i].st->ref_scale = ref;
     /* Nor a VM whose demand comes within an eighth of the level: a busy
      * VM at its share. Its hot set read below the threshold converted
      * from a VM whose vCPUs run in bursts (a cgroup's CPU quota), and in
@@ -1742,7 +1743,10 @@ one_rate_demands (VtTiering *t, VmRound *vr, VtShareRequest *req, guint n,
      * it (its binomial deviation at 4 of 40 is 1.9 samples), and a
      * lukewarm region (10 of 40 at 32x) stays out. It is a part of the
      * idle VM's shortfall only: in one boot, 3 runs a side, it held 34-40 MiB
-     * of DRAM, 25-33 before, where its share of the census was 60. */
+     * of DRAM, 25-33 before, where its share of the census was 60. The
+     * rest was its climb to 32x meanwhile, where its own hot set read
+     * under 37: a VM read at another's rate now stays at its band's scale
+     * (vt_tracker_note_share). */
     guint at_ref = in->band_threshold ? in->band_threshold : in->hot_threshold;
     guint k = vt_interval_tune_count_at (at_ref > 1 ? at_ref - 1 : at_ref, in->max_accesses,
                                          in->interval_scale, ref);

@@ -170,6 +170,9 @@ typedef struct {
   /* the interval scale it was read at: its own, or that of a VM held to
    * its share when its own is longer (one rate for every share) */
   guint demand_scale;
+  /* the scale at which the shares read every demand now (that of the
+   * VMs held to their shares, one_rate_demands), 0: each at its own */
+  guint ref_scale;
   guint64 top_bytes;  /* its bytes there, as last measured (exact) */
   guint64 slow_bytes; /* its bytes on slow nodes */
   guint64 hot_top, hot_slow; /* of those, in its hot regions */

@@ -2533,7 +2533,9 @@ test_demands_at_one_rate (void)
   World w;
   g_autoptr (VtTiering) t = one_rate_case (&w, 3000, 0, 0, 40); /* room for 4782 pages */
   g_assert_cmpuint (count (0, 0, PAGES, 0), >=, 3300); /* for a */
-  const VtTieringStats *b;
+  const VtTieringStats *b = vt_tiering_stats (t, GUINT_TO_POINTER (2));
+  g_assert_cmpuint (b->demand_scale, ==, 1);
+  g_assert_cmpuint (b->ref_scale, ==, 1);
 
   guint64 a_up = count (0, 0, PAGES, 0);
   w.scale[0] = 16;
@@ -2619,6 +2621,9 @@ test_demand_at_the_level_is_read_at_its_rate (void)
   const VtTieringStats *b = vt_tiering_stats (t, GUINT_TO_POINTER (2));
   g_assert_cmpuint (b->demand, ==, 2048 * PAGE);
   g_assert_cmpuint (b->demand_scale, ==, 16);
+  /* read at its own rate, but the shares compare at a's: its tracker is
+   * not to climb (vt_tracker_note_share) */
+  g_assert_cmpuint (b->ref_scale, ==, 1);
   g_assert_cmpuint (b->target, >=, 2048 * PAGE);
   g_assert_cmpuint (count (1, 0, 2048, 0), ==, 2048); /* b's hot memory stayed */
   g_assert_cmpuint (count (0, 0, PAGES, 0), >=, 2048); /* a had the rest */

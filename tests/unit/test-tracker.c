@@ -156,6 +156,17 @@ run_saturated (Fixture *f, guint aggregations)
   return shortest;
 }
 
+/* A tracker of a VM whose hot memory fits, read saturated: it climbs to
+ * the longest intervals. Returns its intervals. */
+static const VtRegionAttrs *
+climb_to_longest (Fixture *f)
+{
+  run_saturated (f, 20);
+  const VtRegionAttrs *a = vt_tracker_attrs (f->tracker);
+  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * f->config->max_interval_scale);
+  return a;
+}
+
 static void
 test_starts_long_and_shrinks_when_ranking (Fixture *f, gconstpointer data)
 {
@@ -176,25 +187,55 @@ test_starts_long_and_shrinks_when_ranking (Fixture *f, gconstpointer data)
   /* A demand an eighth over its target or less is noise (a VM's demand
    * flickers), more says its hot memory must rank; once it ranks, it
    * does until its demand is within a thirty-second of its target. */
-  vt_tracker_note_share (f->tracker, 112 * MiB, 100 * MiB);
+  vt_tracker_note_share (f->tracker, 112 * MiB, 100 * MiB, 0);
   run_saturated (f, 20);
   g_assert_false (vt_tracker_fine_ranking (f->tracker));
   g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * longest);
-  vt_tracker_note_share (f->tracker, 113 * MiB, 100 * MiB);
+  vt_tracker_note_share (f->tracker, 113 * MiB, 100 * MiB, 0);
   g_assert_cmpuint (run_saturated (f, 20), ==, f->config->sample_us);
   g_assert_true (vt_tracker_fine_ranking (f->tracker));
   g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * start);
   g_assert_cmpuint (a->aggr_us, ==, f->config->aggr_us * start);
   g_assert_cmpuint (vt_tracker_max_accesses (f->tracker), ==, max);
-  vt_tracker_note_share (f->tracker, 104 * MiB, 100 * MiB);
+  vt_tracker_note_share (f->tracker, 104 * MiB, 100 * MiB, 0);
   g_assert_true (vt_tracker_fine_ranking (f->tracker));
 
-  vt_tracker_note_share (f->tracker, 103 * MiB, 100 * MiB);
+  vt_tracker_note_share (f->tracker, 103 * MiB, 100 * MiB, 0);
   g_assert_false (vt_tracker_fine_ranking (f->tracker));
   g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * start);
   g_assert_cmpuint (run_saturated (f, 20), ==, f->config->sample_us * start);
   g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * longest);
   g_assert_cmpuint (a->aggr_us, ==, f->config->aggr_us * longest);
+}
+
+/* A VM whose hot memory fits its share climbs to the longest intervals
+ * (cheapest) while no other VM is held to its share. Once the shares read
+ * every demand at one rate (ref_scale), its own is read at that rate from
+ * its counts, which saturate at long intervals: it goes back to the
+ * band's scale and stays there, at its set threshold, until the shares
+ * read each VM at its own rate again. */
+static void
+test_no_climb_while_read_at_one_rate (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  guint start = f->config->start_interval_scale, longest = f->config->max_interval_scale;
+  guint threshold = vt_tracker_hot_threshold_set (f->tracker);
+  const VtRegionAttrs *a = climb_to_longest (f);
+  g_assert_cmpuint (vt_tracker_hot_threshold (f->tracker), >, threshold);
+
+  vt_tracker_note_share (f->tracker, 50 * MiB, 100 * MiB, 1);
+  g_assert_false (vt_tracker_fine_ranking (f->tracker));
+  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * start);
+  for (guint i = 0; i < 40; i++) {
+    run_saturated (f, 1);
+    vt_tracker_note_share (f->tracker, 50 * MiB, 100 * MiB, 1);
+    g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * start);
+    g_assert_cmpuint (vt_tracker_hot_threshold (f->tracker), ==, threshold);
+  }
+
+  vt_tracker_note_share (f->tracker, 50 * MiB, 100 * MiB, 0);
+  run_saturated (f, 20);
+  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * longest);
 }
 
 /* A VM at the longest intervals shares its kdamond with one that asks for
@@ -208,11 +249,9 @@ static void
 test_a_partners_intervals_do_not_tune_it (Fixture *f, gconstpointer data)
 {
   (void) data;
-  const VtRegionAttrs *a = vt_tracker_attrs (f->tracker);
   guint start = f->config->start_interval_scale, longest = f->config->max_interval_scale;
   guint threshold = vt_tracker_hot_threshold (f->tracker);
-  run_saturated (f, 20);
-  g_assert_cmpuint (a->sample_us, ==, f->config->sample_us * longest);
+  climb_to_longest (f);
 
   for (guint i = 0; i < 40; i++) {
     load_at (f, 1, start);
@@ -287,6 +326,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/tracker/starts-long-and-shrinks-when-ranking", Fixture, NULL, fixture_setup,
               test_starts_long_and_shrinks_when_ranking, fixture_teardown);
+  g_test_add ("/tracker/no-climb-while-read-at-one-rate", Fixture, NULL, fixture_setup,
+              test_no_climb_while_read_at_one_rate, fixture_teardown);
   g_test_add ("/tracker/heat-comes-with-its-own-counts", Fixture, NULL, fixture_setup,
               test_heat_comes_with_its_own_counts, fixture_teardown);
   g_test_add ("/tracker/a-climb-keeps-what-hot-means", Fixture, NULL, fixture_setup,
