@@ -63,7 +63,6 @@ struct _VtTracker {
   GCancellable *cancel;    /* interval commits in flight */
   gboolean tuning_refused; /* the source refused new intervals once */
   gboolean fine_ranking;   /* vt_tracker_note_share */
-  gboolean climbing;       /* ... aims long (vt_interval_tune_aim_long) */
   gboolean starved;        /* the last aggregation's vt_interval_tune_starved */
 };
 
@@ -290,7 +289,6 @@ vt_tracker_new (VtAccess *access, const VtConfig *config, const VtRamMap *map, G
   guint max = vt_region_set_max_accesses (t->regions);
   t->hot_threshold = MAX (1, (max * config->hot_threshold_percent + 99) / 100);
   vt_interval_tune_aim_long (t->tune, t->hot_threshold); /* fits, until told otherwise */
-  t->climbing = TRUE;
   t->history_cap = MAX (config->history, 1);
   t->history = g_new0 (VtHeatRow, t->history_cap);
 
@@ -468,11 +466,10 @@ vt_tracker_note_share (VtTracker *t, guint64 demand, guint64 target, guint ref_s
    * (a vCPU that runs in bursts is not seen at every long sample), and
    * its demand fell from 62 MiB to 39, its own hot memory down with it. */
   gboolean climb = !fine && ref_scale == 0;
-  if (fine == t->fine_ranking && climb == t->climbing)
+  if (fine == t->fine_ranking && climb == vt_interval_tune_aiming_long (t->tune))
     return;
   gboolean fine_changed = fine != t->fine_ranking;
   t->fine_ranking = fine;
-  t->climbing = climb;
   if (t->tuning_refused)
     return;
   /* Down to the band's scale before the floor drops; up to the floor

@@ -1743,10 +1743,11 @@ one_rate_demands (VtTiering *t, VmRound *vr, VtShareRequest *req, guint n,
      * it (its binomial deviation at 4 of 40 is 1.9 samples), and a
      * lukewarm region (10 of 40 at 32x) stays out. It is a part of the
      * idle VM's shortfall only: in one boot, 3 runs a side, it held 34-40 MiB
-     * of DRAM, 25-33 before, where its share of the census was 60. The
-     * rest was its climb to 32x meanwhile, where its own hot set read
-     * under 37: a VM read at another's rate now stays at its band's scale
-     * (vt_tracker_note_share). */
+     * of DRAM, 25-33 before, where its share of the census was 60. Most
+     * of the rest was its climb to 32x meanwhile, where its own hot set
+     * read under 37: a VM read at another's rate now stays at its band's
+     * scale (vt_tracker_note_share), and it held 49-56 MiB of 52-60 in
+     * three boots (on 6.12 and 7.2). */
     guint at_ref = in->band_threshold ? in->band_threshold : in->hot_threshold;
     guint k = vt_interval_tune_count_at (at_ref > 1 ? at_ref - 1 : at_ref, in->max_accesses,
                                          in->interval_scale, ref);

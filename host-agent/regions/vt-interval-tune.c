@@ -274,6 +274,12 @@ vt_interval_tune_aim_long (VtIntervalTune *t, guint hot_threshold)
   return t->scale != was ? t->scale : 0;
 }
 
+gboolean
+vt_interval_tune_aiming_long (const VtIntervalTune *t)
+{
+  return t->aim_hot != 0;
+}
+
 guint
 vt_interval_tune_climbed_from (const VtIntervalTune *t)
 {

@@ -108,6 +108,9 @@ guint vt_interval_tune_set_min (VtIntervalTune *tune, guint min_scale);
  * whose hot memory is ranked against its share is measured where the
  * band puts it. Returns the new scale when it changes, else 0. */
 guint vt_interval_tune_aim_long (VtIntervalTune *tune, guint hot_threshold);
+/* Whether it aims long now (the last vt_interval_tune_aim_long's threshold
+ * was not 0). */
+gboolean vt_interval_tune_aiming_long (const VtIntervalTune *tune);
 /* The band's scale vt_interval_tune_aim_long climbed from; 0 while at the
  * band's own. */
 guint vt_interval_tune_climbed_from (const VtIntervalTune *tune);
