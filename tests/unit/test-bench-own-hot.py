@@ -16,6 +16,7 @@ scope = lift(sys.argv[1], {"own_hot_threshold", "OWN_HOT_QUANTILE", "OWN_HOT_MAR
 threshold = scope["own_hot_threshold"]
 probe = lift(sys.argv[2], {"window_samples", "PROBE_SAMPLE_US"})
 SAMPLES = probe["window_samples"](scope["OWN_WAIT_S"])  # the bench's window, as the probe counts it
+M = scope["OWN_HOT_MARGIN_SAMPLES"]  # the margin, as the bench sets it
 
 
 def rate(k, samples=SAMPLES):
@@ -23,27 +24,28 @@ def rate(k, samples=SAMPLES):
     return k / samples
 
 
-for k in range(SAMPLES - 3, SAMPLES + 1):
+for k in range(SAMPLES - M, SAMPLES + 1):
     apps, hot = threshold([rate(k)] * 40, SAMPLES)
-    check(apps == rate(k) and rate(k - 3) >= hot > rate(k - 4),
-          f"the apps at {k} of {SAMPLES}: a chunk counts from {k - 3} samples, not at {k - 4}")
+    check(apps == rate(k) and rate(k - M) >= hot > rate(k - M - 1),
+          f"the apps at {k} of {SAMPLES}: a chunk counts from {k - M} samples, not at {k - M - 1}")
 
 # The 10th percentile, not the slowest: two stragglers among 20 chunks.
 top = SAMPLES - 1  # the apps' chunks a sample short of saturated
 rates = sorted([rate(12), rate(20)] + [rate(top)] * 18)
 apps, hot = threshold(rates, SAMPLES)
-check(apps == rate(top) and rate(top - 3) >= hot > rate(top - 4),
-      f"two slow chunks of 20 do not lower the apps' rate ({top} of {SAMPLES}, hot from {top - 3})")
+check(apps == rate(top) and rate(top - M) >= hot > rate(top - M - 1),
+      f"two slow chunks of 20 do not lower the apps' rate ({top} of {SAMPLES}, hot from {top - M})")
 rates = sorted([rate(12), rate(20), rate(top - 5)] + [rate(top)] * 17)
 check(threshold(rates, SAMPLES)[0] == rate(top - 5), "three of 20 do: the 10th percentile is the third")
 
 apps, hot = threshold([], SAMPLES)
-check(apps == 1.0 and rate(SAMPLES - 3) >= hot > rate(SAMPLES - 4),
-      f"no apps' chunk seen: the rate is 1.0, hot from {SAMPLES - 3}")
+check(apps == 1.0 and rate(SAMPLES - M) >= hot > rate(SAMPLES - M - 1),
+      f"no apps' chunk seen: the rate is 1.0, hot from {SAMPLES - M}")
 
-# A window the probe had to double: the margin stays a tenth of the window.
+# A window the probe had to double: the margin stays the same share of the
+# window, twice the samples.
 double = 2 * SAMPLES
 apps, hot = threshold([rate(double - 2, double)] * 10, SAMPLES)
-check(rate(double - 8, double) >= hot > rate(double - 9, double),
-      f"a doubled window: 6 of {double} samples below the apps'")
+check(rate(double - 2 - 2 * M, double) >= hot > rate(double - 3 - 2 * M, double),
+      f"a doubled window: {2 * M} of {double} samples below the apps'")
 done()
