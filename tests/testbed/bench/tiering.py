@@ -78,7 +78,10 @@ run whose apps start with more than START_MAX of their hot pages on node0
 is void, and done again). Each finished run is kept in /results/runs/, so a
 boot the emulated host loses resumes where it stopped. The move bound: the
 apps' hot bytes off node0 at the start over what migratepages moves per
-second, measured once a boot.
+second, measured once a boot over a plain process's memory; and over a
+guest's (guest_move_bound_s): the idle VM's memory as migratepages moved
+it to node0 in the run's reset (or the boot's last reset that moved it),
+its vCPUs stopped, KVM's mappings of each page dropped as it moves.
 
 tiering.py [--measure S] [--runs N] [--cases fit,contended] [POLICY ...]
 """
@@ -1132,7 +1135,9 @@ def reset_placement(guests, dram, case):
     its room. The guests' vCPUs stop meanwhile: running, the apps' vCPUs
     took the emulated host's CPUs from migratepages, and a reset after a
     run (~930 MiB to move) took 90-110 s where migratepages alone moves
-    ~100 MiB/s. Returns [MiB of node0 the guests were to have, and had]."""
+    ~100 MiB/s. Returns [MiB of node0 the guests were to have, and had,
+    and what migratepages moved of the idle VM's memory to node0 per second
+    (None: under GUEST_RATE_MIN_MIB moved)]."""
     monitors = [g.monitor() for g in guests]
     try:
         for m in monitors:
@@ -1143,14 +1148,31 @@ def reset_placement(guests, dram, case):
         if Dram.have(guests) - want > testbed.node_free_all_mib(0) - 16:
             testbed.migratepages(guests[0].pid, 0, 1)
         have = dram.set(guests, want)
-        testbed.migratepages(guests[0].pid, 1, 0)
-        return [want, have]
+        return [want, have, timed_migratepages(guests[0].pid, 1, 0)]
     finally:
         for m in monitors:
             try:
                 m.hmp("cont")
             finally:
                 m.close()
+
+
+# A guest's memory moved by migratepages in a run's reset gives that run's
+# rate (guest_move_rate) when at least this much moved: a boot's first run
+# moves none of it (the idle VM booted on node0).
+GUEST_RATE_MIN_MIB = 64
+
+
+def timed_migratepages(pid, src, dst):
+    """migratepages of `pid` from `src` to `dst`, timed: MiB per second
+    of what left `src` (numa_maps before and after), or None when under
+    GUEST_RATE_MIN_MIB left it."""
+    before = testbed.numa_maps_per_node(pid)
+    t = time.monotonic()
+    testbed.migratepages(pid, src, dst)
+    took = time.monotonic() - t
+    mib = testbed.most_bytes_left_a_node(before, testbed.numa_maps_per_node(pid)) / 2**20
+    return mib / max(took, 1e-3) if mib >= GUEST_RATE_MIN_MIB else None
 
 
 def move_rate_mib_s():
@@ -1305,7 +1327,7 @@ def net_move_mib(start, end):
     return sum(abs(end[k] - start.get(k, 0.0)) for k in end)
 
 
-def one_run(case, name, i, guests, rate, dram, seen_before):
+def one_run(case, name, i, guests, rates, dram, seen_before):
     """One run; seen_before: the guests' accesses were seen at the end of
     the run before, which then stands for this one's start."""
     apps = guests[1:]
@@ -1315,7 +1337,15 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
         raise RuntimeError(f"void start: vm.percpu_pagelist_high_fraction is "
                            f"{testbed.read(testbed.PERCPU_FRACTION)}, not the kernel's 0 "
                            f"(the policy before left it)")
-    dram_want, dram_mib = reset_placement(guests, dram, case)
+    dram_want, dram_mib, guest_rate = reset_placement(guests, dram, case)
+    # The move bound over a guest's memory as this run's reset moved it
+    # (vCPUs stopped; KVM's mappings of each page go with it, which the
+    # boot's rate, over a plain process's memory, never pays), else the
+    # last run's of this boot.
+    if guest_rate:
+        rates["guest"] = guest_rate
+        print(f"  migratepages moved the idle VM's memory to node0 at {guest_rate:.0f} MiB/s "
+              f"(its vCPUs stopped)", flush=True)
     if abs(dram_mib - dram_want) > DRAM_SLACK_MIB:
         raise RuntimeError(f"void start: the guests have {dram_mib:.0f} MiB of node0, "
                            f"not the {dram_want:.0f} MiB of the {case} case")
@@ -1406,7 +1436,10 @@ def one_run(case, name, i, guests, rate, dram, seen_before):
     r["phases_s"] = {"reset_and_checks": round(t1 - t0, 1), "setup": round(t_setup - t1, 1),
                      "policy": round(t2 - t_setup, 1), "end_checks": round(time.monotonic() - t2, 1)}
     r.update({"case": case, "run": i, "kernel": os.uname().release, "app_hot_mib": demands,
-              "move_rate_mib_s": round(rate, 1), "move_bound_s": round(off_mib / rate, 1),
+              "move_rate_mib_s": round(rates["process"], 1),
+              "move_bound_s": round(off_mib / rates["process"], 1),
+              "guest_move_rate_mib_s": round(rates["guest"], 1) if rates["guest"] else None,
+              "guest_move_bound_s": round(off_mib / rates["guest"], 1) if rates["guest"] else None,
               "hot_off_node0_mib": round(off_mib, 1), "needed_mib": round(needed_mib, 1),
               "needed_4k_mib": round(needed_4k_mib, 1), "needed_all_mib": round(needed_all_mib, 1),
               "own_hot_on_node0_at_start_mib": own_start,
@@ -1450,8 +1483,10 @@ def main():
     # reset) in 2 of 5 boots on 7.2 and 1 of 2 on 6.12, 2026-11-29.
     preheld = DRAM_CONTENDED_MIB if todo and todo[0][0] == "contended" else 0
     dram = Dram(testbed.hold_dram(700 - preheld, pool=True))
-    rate = move_rate_mib_s()
-    print(f"migratepages moves {rate:.0f} MiB/s node1 -> node0 here", flush=True)
+    # The boot's rate over a plain process's memory, and the last run's
+    # over a guest's (one_run).
+    rates = {"process": move_rate_mib_s(), "guest": None}
+    print(f"migratepages moves {rates['process']:.0f} MiB/s node1 -> node0 here", flush=True)
     guests, corrupt, seen = [], [], False
     for case, name, i in todo:
         print(f"== {case} {name} run {i + 1}", flush=True)
@@ -1463,7 +1498,7 @@ def main():
                         g.stop()
                     guests, seen = [], False
                     boot_guests(guests)
-                r = one_run(case, name, i, guests, rate, dram, seen)
+                r = one_run(case, name, i, guests, rates, dram, seen)
                 seen = True  # its end check passed
                 r["corrupt_lines"] = len(corrupt) + sum(
                     1 for g in guests for ln in g.workload_lines() if "CORRUPT" in ln)
@@ -1474,7 +1509,8 @@ def main():
                     print(f"  {case} {name} run {i + 1}: vtierd by part {r['vtierd_parts_s']} s",
                           flush=True)
                 print(f"  {case} {name} run {i + 1}: {r['final_on_node0']:.1%} after {r['measured_s']:.0f} s, "
-                      f"90% at {r['time_to_90_s']} s (bound {r['move_bound_s']} s), "
+                      f"90% at {r['time_to_90_s']} s (bound {r['move_bound_s']} s, "
+                      f"{r['guest_move_bound_s'] or '-'} s over a guest's memory), "
                       f"{r['migrated_mib']:.0f} MiB migrated, {r['cpu_s']:.1f} CPU s, "
                       f"fairness error {r['fairness_error']:.1%}", flush=True)
                 break
