@@ -9,7 +9,7 @@ import sys
 from lift import lift
 from tap import check, done
 
-scope = lift(sys.argv[1], {"timed_migratepages", "GUEST_RATE_MIN_MIB"})
+scope = lift(sys.argv[1], {"timed_migratepages", "GUEST_RATE_MIN_MIB", "GUEST_RATE_LEFT_MIB"})
 left = lift(sys.argv[2], {"most_bytes_left_a_node"})["most_bytes_left_a_node"]
 MIB = 2**20
 
@@ -50,4 +50,13 @@ r, _ = rate({0: 600 * MIB, 1: (low - 2) * MIB}, {0: (600 + low - 2) * MIB, 1: 0}
 check(r is None, f"{low - 2} MiB moved: too little to time ({r})")
 r, _ = rate({0: 600 * MIB, 1: low * MIB}, {0: (600 + low) * MIB, 1: 0}, 0.5)
 check(r == 2.0 * low, f"{low} MiB moved in 0.5 s: timed ({r})")
+# The target full before all of it moved: the time went to pages that
+# could not, and says nothing of the rate.
+stay = scope["GUEST_RATE_LEFT_MIB"]
+r, _ = rate({0: 100 * MIB, 1: 600 * MIB}, {0: 580 * MIB, 1: 120 * MIB}, 16.0)
+check(r is None, f"480 MiB moved, 120 stayed: no rate ({r})")
+r, _ = rate({0: 100 * MIB, 1: (400 + stay) * MIB}, {0: 500 * MIB, 1: stay * MIB}, 8.0)
+check(r == 50.0, f"{stay} MiB stayed (shared pages): still a rate ({r})")
+r, _ = rate({0: 100 * MIB, 1: (400 + stay + 1) * MIB}, {0: 500 * MIB, 1: (stay + 1) * MIB}, 8.0)
+check(r is None, f"{stay + 1} MiB stayed: none ({r})")
 done()
