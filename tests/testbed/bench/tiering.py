@@ -81,8 +81,8 @@ apps' hot bytes off node0 at the start over what migratepages moves per
 second, measured once a boot over a plain process's memory; and over a
 guest's (guest_move_bound_s): the idle VM's memory as migratepages moved
 it to node0 in the run's reset (or the boot's last reset that moved it
-all: timed_migratepages),
-its vCPUs stopped, KVM's mappings of each page dropped as it moves.
+all: timed_migratepages), its vCPUs stopped, KVM's mappings of each page
+dropped as it moves.
 
 tiering.py [--measure S] [--runs N] [--cases fit,contended] [POLICY ...]
 """
@@ -1138,7 +1138,7 @@ def reset_placement(guests, dram, case):
     run (~930 MiB to move) took 90-110 s where migratepages alone moves
     ~100 MiB/s. Returns [MiB of node0 the guests were to have, and had,
     and what migratepages moved of the idle VM's memory to node0 per second
-    (None: under GUEST_RATE_MIN_MIB moved)]."""
+    (None where timed_migratepages reads no rate)]."""
     monitors = [g.monitor() for g in guests]
     try:
         for m in monitors:
