@@ -69,10 +69,14 @@ _guests = []
 VANISHED_EXIT = 125
 HUNG_S = 30  # a workload prints a STATUS line every 10 s
 # A guest's first console line comes within about 60 s of its start
-# (QEMU, the firmware, then its kernel, 15 s of its own uptime at ready).
-# One whose console stayed empty this long is stuck in the emulated host:
-# seen in make check, a guest at its reset vector 7 minutes on, its QEMU
-# busy, while wait_ready waited out its 600 s and failed the scenario.
+# (QEMU, the firmware, then its kernel, 15 s of its own uptime at ready),
+# and from its workload's start (VTWL BOOT) to its first page sets it
+# fills its memory (fill_s at most 4 s in 128 make check guests). One
+# whose console stays silent this long before it is ready is stuck in the
+# emulated host: seen in make check, a guest at its reset vector 7 minutes
+# on, its QEMU busy; and one silent after its VTWL BOOT line for 600 s
+# (backends, its "shared" guest), while wait_ready waited out its time-out
+# and failed the scenario.
 BOOT_SILENT_S = 180
 
 
@@ -730,6 +734,8 @@ class Guest:
         768 MiB guest took 59 s on CI, a 512 MiB one over 240 s on another run, both
         on this project's kind of machine (the host's other load); a guest
         that dies is caught at once, so the time-out is generous."""
+        heard = {"len": 0, "at": self.started}
+
         def ready():
             if not self.alive():
                 qemu = read(os.path.join(RESULTS, f"{self.name}.qemu.log"), "") or ""
@@ -739,11 +745,16 @@ class Guest:
             if bad:
                 raise RuntimeError(f"guest {self.name}: {bad[0]}")
             # (workload_lines read the console just now: its text, as lines() keeps it)
-            if time.monotonic() - self.started > BOOT_SILENT_S and not self._console_text.strip():
+            text = self._console_text
+            if len(text) != heard["len"]:
+                heard.update(len=len(text), at=time.monotonic())
+            elif time.monotonic() - heard["at"] > BOOT_SILENT_S and not self.sets_complete(0):
                 _dump_threads(self)
-                _testbed_failed(f"guest {self.name} vanished: hung at boot, its console empty "
-                                f"{BOOT_SILENT_S} s after its start, its QEMU running "
-                                f"(threads: {self.name}.hung.txt)")
+                last = text.strip().split("\n")[-1][:80] if text.strip() else ""
+                how = (f"its console silent {BOOT_SILENT_S} s after '{last}'" if last else
+                       f"its console empty {BOOT_SILENT_S} s after its start")
+                _testbed_failed(f"guest {self.name} vanished: hung at boot, {how}, its QEMU "
+                                f"running (threads: {self.name}.hung.txt)")
             return self.sets_complete(0)
         wait_for(f"guest {self.name} to be ready", ready, timeout)
         secs = time.monotonic() - self.started
