@@ -36,29 +36,28 @@ check "and no row for runs without it" \
 # the one over the other (the goal: 2x at most).
 check "t90 and the move bound to a tenth, and their ratio" \
   'grep -q "^| fit | vtierd | 7.2.13+deb14-amd64 | 1 | 18.4 s | 1.4 s | 13.2x |" <<<"$out"'
-# The bound over a guest's memory (guest_move_bound_s, runs since
-# 2026-12-07), given to the 7.2 fit run's copy here: beside the other, and
-# "-" in runs without it.
-python3 - "$dir/current/runs/fit.vtierd.1.json" <<'PY'
+# A run's copy given a bound over a guest's memory (guest_move_bound_s,
+# runs since 2026-12-07), and the table drawn again.
+#   give_guest_bound RUN_JSON BOUND_S
+give_guest_bound() {
+  python3 - "$1" "$2" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-r["guest_move_rate_mib_s"], r["guest_move_bound_s"] = 30.0, 4.6
+r["guest_move_rate_mib_s"], r["guest_move_bound_s"] = 30.0, float(sys.argv[2])
 json.dump(r, open(sys.argv[1], "w"))
 PY
-out=$("$plot" "$dir" 2>&1)
+  out=$("$plot" "$dir" 2>&1)
+}
+# Given to the 7.2 fit run: beside the other bound, and "-" in runs
+# without it.
+give_guest_bound "$dir/current/runs/fit.vtierd.1.json" 4.6
 check "the bound over a guest's memory, and t90 over it" \
   'grep -q "^| fit | vtierd | 7.2.13+deb14-amd64 | 1 | 18.4 s | 1.4 s | 13.2x | 4.6 s | 4.0x |" <<<"$out"'
 check "runs without it read -" \
   'grep -q "^| fit | vtierd | 6.12.117+deb13-amd64 | 1 | 15.4 s | 2.8 s | 5.5x | - | - |" <<<"$out"'
 # A run with that bound that never reached 90% (the 7.2 contended run):
 # "never" over it, as over the other bound, not the "-" of no bound.
-python3 - "$dir/current/runs/contended.vtierd.0.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-r["guest_move_rate_mib_s"], r["guest_move_bound_s"] = 30.0, 5.0
-json.dump(r, open(sys.argv[1], "w"))
-PY
-out=$("$plot" "$dir" 2>&1)
+give_guest_bound "$dir/current/runs/contended.vtierd.0.json" 5.0
 check "a run with the bound that never reached 90% reads never over it" \
   'grep -q "^| contended | vtierd | 7.2.13+deb14-amd64 | 1 | never | [0-9.]* s | never | 5.0 s | never |" <<<"$out"'
 check "the finished boot's runs make rows" \
